@@ -1,0 +1,40 @@
+"""The command line: thin. Each module holds one command group; it parses options, calls one library function
+and prints. Errors are turned into a one-line message and an exit code here, in one place.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+from typer.core import TyperGroup
+
+from goldset.cli import evaluate, filter, generate, ingest, workspace
+from goldset.errors import GoldsetError
+
+
+class _GoldsetGroup(TyperGroup):
+    """Turns a GoldsetError from any command into ``error: <message>`` on stderr and its exit code."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except GoldsetError as exc:
+            typer.echo(f"error: {exc}", err=True)
+            raise typer.Exit(exc.exit_code) from None
+
+
+app = typer.Typer(
+    cls=_GoldsetGroup,
+    name="goldset",
+    help="Build, check, review, version and evaluate against golden QA datasets for RAG systems.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+)
+for _module in (workspace, ingest, generate, filter, evaluate):
+    app.add_typer(_module.app)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,5 @@
+"""Placeholder until this command group lands."""
+
+import typer
+
+app = typer.Typer()

@@ -1,0 +1,196 @@
+"""Workspace location and settings.
+
+One precedence everywhere: command-line option, then environment variable, then ``goldset.yaml``, then the
+default. Each module owns the pydantic model of its own section (``kb``, ``llm``, ``generate``, …) and reads it
+with :func:`load_section`; this module only finds, merges and validates. Secrets never live in goldset.yaml:
+they come from the environment or a git-ignored ``.env`` beside it (:func:`get_secret`).
+
+Environment variables: ``GOLDSET_<SECTION>__<FIELD>`` (double underscore), values parsed as YAML scalars,
+e.g. ``GOLDSET_KB__MAX_TOKENS=800`` or ``GOLDSET_GENERATE__PAIRS_PER_CHUNK=4``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from goldset.errors import ConfigError, WorkspaceError
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+M = TypeVar("M", bound="BaseModel")
+
+CONFIG_FILE = "goldset.yaml"
+STATE_DIR = ".goldset"
+#: Top-level sections of goldset.yaml; anything else is a typo and an error.
+SECTIONS = ("kb", "llm", "generate", "filter", "review", "versioning", "eval")
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """A folder with a goldset.yaml. Paths of everything a workspace holds are defined here, once."""
+
+    root: Path
+
+    @property
+    def config_path(self) -> Path:
+        return self.root / CONFIG_FILE
+
+    @property
+    def state_dir(self) -> Path:
+        """Working state that can be rebuilt (KB snapshot, LLM call journal): git-ignored."""
+        return self.root / STATE_DIR
+
+    @property
+    def kb_dir(self) -> Path:
+        return self.state_dir / "kb"
+
+    @property
+    def cache_path(self) -> Path:
+        return self.state_dir / "calls.sqlite"
+
+    @property
+    def data_dir(self) -> Path:
+        """The dataset folder (pairs.jsonl + chunks.jsonl + manifest.json), the one DVC versions."""
+        return self.root / "data"
+
+    @property
+    def pairs_path(self) -> Path:
+        """The candidates file: every pair, whatever its status."""
+        return self.data_dir / "pairs.jsonl"
+
+    @property
+    def prompts_dir(self) -> Path:
+        return self.root / "prompts"
+
+    @property
+    def labeling_dir(self) -> Path:
+        return self.root / "labeling"
+
+    @property
+    def runs_dir(self) -> Path:
+        return self.root / "runs"
+
+    @property
+    def env_file(self) -> Path:
+        return self.root / ".env"
+
+
+def find_workspace(start: Path | None = None, *, required: bool = True) -> Workspace | None:
+    """The workspace containing ``start`` (default: $GOLDSET_WORKSPACE, else the current directory)."""
+    if start is None:
+        start = Path(os.environ.get("GOLDSET_WORKSPACE") or Path.cwd())
+    start = Path(start).resolve()
+    for folder in (start, *start.parents):
+        if (folder / CONFIG_FILE).is_file():
+            return Workspace(folder)
+    if required:
+        raise WorkspaceError(f"{start}: not inside a goldset workspace (no {CONFIG_FILE}); run `goldset init` first")
+    return None
+
+
+def require_workspace(start: Path | None = None) -> Workspace:
+    """Like :func:`find_workspace`, but a missing workspace is an error that says to run `goldset init`."""
+    ws = find_workspace(start, required=True)
+    if ws is None:  # find_workspace raised already; this keeps type checkers informed
+        raise WorkspaceError("not inside a goldset workspace; run `goldset init` first")
+    return ws
+
+
+def load_config(ws: Workspace | None) -> dict[str, Any]:
+    """The parsed goldset.yaml ({} without a workspace). Unknown top-level sections are an error."""
+    if ws is None or not ws.config_path.exists():
+        return {}
+    import yaml
+
+    try:
+        data = yaml.safe_load(ws.config_path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        raise ConfigError(f"{ws.config_path}{line}: not valid YAML; fix the syntax") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{ws.config_path}: expected a mapping of sections ({', '.join(SECTIONS)})")
+    unknown = sorted(set(data) - set(SECTIONS))
+    if unknown:
+        raise ConfigError(f"{ws.config_path}: unknown section {unknown[0]!r}; known sections: {', '.join(SECTIONS)}")
+    return data
+
+
+def env_overrides(section: str) -> dict[str, Any]:
+    """``GOLDSET_<SECTION>__<FIELD>`` variables as a dict (field names lower-cased)."""
+    import yaml
+
+    prefix = f"GOLDSET_{section.upper()}__"
+    out: dict[str, Any] = {}
+    for name, raw in os.environ.items():
+        if name.startswith(prefix) and len(name) > len(prefix):
+            try:
+                value = yaml.safe_load(raw)
+            except yaml.YAMLError:
+                value = raw
+            out[name[len(prefix) :].lower()] = value
+    return out
+
+
+def load_section(
+    ws: Workspace | None,
+    section: str,
+    model: type[M],
+    overrides: dict[str, Any] | None = None,
+    *,
+    config: dict[str, Any] | None = None,
+) -> M:
+    """Validate one section with the precedence option > environment > goldset.yaml > default.
+
+    ``overrides`` holds command-line options; ``None`` values mean "not given" and are ignored.
+    """
+    from pydantic import ValidationError
+
+    if section not in SECTIONS:
+        raise ValueError(f"unknown config section {section!r}")
+    base = (config if config is not None else load_config(ws)).get(section) or {}
+    if not isinstance(base, dict):
+        where = ws.config_path if ws else CONFIG_FILE
+        raise ConfigError(f"{where}: section {section!r} must be a mapping of settings")
+    merged = {**base, **env_overrides(section), **{k: v for k, v in (overrides or {}).items() if v is not None}}
+    try:
+        return model.model_validate(merged)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err.get("loc", ()))
+        where = ws.config_path if ws else CONFIG_FILE
+        hint = "unknown setting; check its spelling" if err.get("type") == "extra_forbidden" else err.get("msg")
+        raise ConfigError(
+            f"{where}: {section}.{loc}: {hint} (also settable as GOLDSET_{section.upper()}__{loc.upper()})"
+        ) from None
+
+
+def read_env_file(path: Path) -> dict[str, str]:
+    """KEY=VALUE lines of a .env file (comments, blank lines, optional quotes and `export ` allowed)."""
+    values: dict[str, str] = {}
+    if not path.is_file():
+        return values
+    for line in path.read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if not line or line.startswith("#") or "=" not in line:
+            continue
+        key, _, value = line.removeprefix("export ").partition("=")
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        values[key.strip()] = value
+    return values
+
+
+def get_secret(name: str, ws: Workspace | None = None) -> str | None:
+    """A secret from the environment, else from the workspace's git-ignored ``.env``; never from goldset.yaml."""
+    value = os.environ.get(name)
+    if value:
+        return value
+    if ws is not None:
+        return read_env_file(ws.env_file).get(name) or None
+    return None

@@ -1,0 +1,104 @@
+"""A dataset folder: ``pairs.jsonl`` + ``chunks.jsonl`` (the chunks the pairs cite) + ``manifest.json``.
+
+This layout is fixed for every command: generation writes into the workspace's ``data/`` folder, releases
+version that folder with DVC, and evaluation reads any such folder (or a released version of it).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from goldset.errors import InputError
+from goldset.hashing import sha256_hex
+from goldset.io import read_json, read_jsonl, write_json, write_jsonl
+from goldset.schema import Chunk, Manifest, QAPair
+from goldset.schema.manifest import CHUNKS_FILE, MANIFEST_FILE, PAIRS_FILE
+
+
+@dataclass
+class Dataset:
+    pairs: list[QAPair]
+    chunks: dict[str, Chunk] = field(default_factory=dict)
+    manifest: Manifest | None = None
+    path: Path | None = None
+
+    def pair(self, pair_id: str) -> QAPair:
+        for p in self.pairs:
+            if p.id == pair_id:
+                return p
+        raise KeyError(pair_id)
+
+
+def read_dataset(folder: Path) -> Dataset:
+    """Read a dataset folder; ``chunks.jsonl`` and ``manifest.json`` are optional for a working copy."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise InputError(f"{folder}: no such dataset folder (expected {', '.join((PAIRS_FILE, CHUNKS_FILE))})")
+    pairs_path = folder / PAIRS_FILE
+    if not pairs_path.exists():
+        raise InputError(f"{folder}: no {PAIRS_FILE} in this folder; is it a goldset dataset folder?")
+    pairs = read_jsonl(pairs_path, QAPair)
+    chunks_path = folder / CHUNKS_FILE
+    chunks = {c.id: c for c in read_jsonl(chunks_path, Chunk)} if chunks_path.exists() else {}
+    manifest_path = folder / MANIFEST_FILE
+    manifest = read_json(manifest_path, Manifest) if manifest_path.exists() else None
+    return Dataset(pairs=pairs, chunks=chunks, manifest=manifest, path=folder)
+
+
+def build_manifest(
+    pairs: Iterable[QAPair],
+    chunks: Iterable[Chunk],
+    *,
+    files: dict[str, str],
+    version: str | None = None,
+    kb_snapshot_id: str | None = None,
+    base: Manifest | None = None,
+) -> Manifest:
+    """Counts and hashes derived from the records; fields a later stage owns (review) carry over from base."""
+    from goldset import __version__
+
+    pairs = list(pairs)
+    prompt_hashes = {
+        p.provenance.prompt_id: p.provenance.prompt_hash
+        for p in pairs
+        if p.provenance.prompt_id and p.provenance.prompt_hash
+    }
+    return Manifest(
+        version=version,
+        goldset_version=__version__,
+        kb_snapshot_id=kb_snapshot_id or (base.kb_snapshot_id if base else None),
+        n_pairs=len(pairs),
+        n_chunks=len(list(chunks)),
+        counts_by_status=dict(sorted(Counter(p.status.value for p in pairs).items())),
+        counts_by_type=dict(sorted(Counter(p.question_type.value for p in pairs).items())),
+        counts_by_language=dict(sorted(Counter(p.language for p in pairs).items())),
+        prompt_hashes=dict(sorted(prompt_hashes.items())),
+        review=base.review if base else None,
+        files=files,
+    )
+
+
+def write_dataset(
+    folder: Path,
+    pairs: Iterable[QAPair],
+    chunks: Iterable[Chunk],
+    *,
+    version: str | None = None,
+    kb_snapshot_id: str | None = None,
+) -> Manifest:
+    """Write all three files. Only the chunks that some pair cites are kept in ``chunks.jsonl``."""
+    folder = Path(folder)
+    pairs = list(pairs)
+    cited = {cid for p in pairs for cid in p.chunk_ids}
+    kept = [c for c in chunks if c.id in cited]
+    write_jsonl(folder / PAIRS_FILE, pairs)
+    write_jsonl(folder / CHUNKS_FILE, kept)
+    files = {name: sha256_hex((folder / name).read_bytes()) for name in (PAIRS_FILE, CHUNKS_FILE)}
+    old = folder / MANIFEST_FILE
+    base = read_json(old, Manifest) if old.exists() else None
+    manifest = build_manifest(pairs, kept, files=files, version=version, kb_snapshot_id=kb_snapshot_id, base=base)
+    write_json(old, manifest)
+    return manifest

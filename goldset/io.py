@@ -1,0 +1,117 @@
+"""Reading and writing records: JSON Lines sorted by id, written whole through a temp file and a rename.
+
+A reader never drops a record silently: a malformed line raises :class:`RecordError` with the file and the
+1-based line number, and nothing is rewritten.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+from goldset.errors import InputError, RecordError
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+M = TypeVar("M", bound="BaseModel")
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that readers see the old file or the new one, never a half-written one."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        Path(tmp).replace(path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            Path(tmp).unlink()
+        raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def dump_record(record: BaseModel) -> str:
+    """One record as one JSON line (no trailing newline). Unset defaults are written: files are explicit."""
+    return record.model_dump_json()
+
+
+def write_jsonl(path: Path, records: Iterable[BaseModel], key: str = "id") -> int:
+    """Rewrite ``path`` with ``records`` sorted by ``key``; returns the number written."""
+    rows = sorted(records, key=lambda r: getattr(r, key))
+    text = "".join(dump_record(r) + "\n" for r in rows)
+    atomic_write_text(path, text)
+    return len(rows)
+
+
+def iter_jsonl(path: Path, model: type[M]) -> Iterator[M]:
+    """Yield validated records; raise :class:`RecordError` naming file and line on the first bad one."""
+    from pydantic import ValidationError
+
+    path = Path(path)
+    try:
+        fh = path.open("r", encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{path}: file not found") from None
+    with fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise RecordError(str(path), lineno, f"not valid JSON ({exc.msg}); fix or remove the line") from None
+            except UnicodeDecodeError:
+                raise RecordError(str(path), lineno, "not UTF-8 text") from None
+            try:
+                yield model.model_validate(data)
+            except ValidationError as exc:
+                raise RecordError(str(path), lineno, _one_line(exc, model.__name__)) from None
+
+
+def read_jsonl(path: Path, model: type[M]) -> list[M]:
+    return list(iter_jsonl(path, model))
+
+
+def read_json(path: Path, model: type[M]) -> M:
+    from pydantic import ValidationError
+
+    path = Path(path)
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{path}: file not found") from None
+    try:
+        return model.model_validate_json(raw)
+    except ValidationError as exc:
+        raise RecordError(str(path), None, _one_line(exc, model.__name__)) from None
+
+
+def write_json(path: Path, record: BaseModel) -> None:
+    atomic_write_text(path, record.model_dump_json(indent=2) + "\n")
+
+
+def _one_line(exc: Exception, model_name: str) -> str:
+    """A pydantic ValidationError as one line: 'invalid QAPair: answer: must not be empty; ...'."""
+    errors = getattr(exc, "errors", None)
+    if not callable(errors):
+        return f"invalid {model_name}: {exc}"
+    parts = []
+    for err in errors()[:3]:
+        loc = ".".join(str(p) for p in err.get("loc", ())) or "(record)"
+        parts.append(f"{loc}: {err.get('msg', 'invalid')}")
+    more = len(errors()) - 3
+    suffix = f" (+{more} more)" if more > 0 else ""
+    return f"invalid {model_name}: " + "; ".join(parts) + suffix

@@ -1,0 +1,150 @@
+"""QA pairs and everything that happens to them: provenance, check verdicts, review decisions, status.
+
+Review state, check verdicts and provenance live on the pair from the start, so review, release and refresh
+only add values to a pair, never a new shape.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from goldset.hashing import short_hash
+from goldset.schema.base import Record, utcnow
+from goldset.text import normalize
+
+
+class QuestionType(StrEnum):
+    factual = "factual"
+    reasoning = "reasoning"
+    comparison = "comparison"
+    multi_hop = "multi_hop"
+    procedural = "procedural"
+    unanswerable = "unanswerable"
+
+
+class PairStatus(StrEnum):
+    """candidate → passed | rejected (checks) → accepted (review); stale / retired after doc changes."""
+
+    candidate = "candidate"
+    passed = "passed"
+    rejected = "rejected"
+    accepted = "accepted"
+    stale = "stale"
+    retired = "retired"
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Evidence(_Part):
+    """A verbatim span (``quote``) of chunk ``chunk_id`` that supports the answer."""
+
+    chunk_id: str
+    doc_id: str
+    quote: str
+
+    @field_validator("quote")
+    @classmethod
+    def _quote_not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("evidence quote is empty")
+        return v
+
+
+class Revision(_Part):
+    """An earlier text of a pair, kept whenever the pair is rewritten (repair, reviewer edit)."""
+
+    question: str
+    answer: str
+    at: datetime = Field(default_factory=utcnow)
+    reason: str = Field(description="Why it changed, e.g. 'paraphrase-repair' or 'review-edit'.")
+    by: str = Field("", description="Model or reviewer that made the change.")
+
+
+class Provenance(_Part):
+    source: Literal["llm", "human", "import"] = "llm"
+    model: str | None = None
+    endpoint: str | None = Field(None, description="Endpoint *name* from goldset.yaml; never a URL with a key.")
+    prompt_id: str | None = None
+    prompt_hash: str | None = None
+    generated_at: datetime = Field(default_factory=utcnow)
+    kb_snapshot_id: str | None = None
+    chunk_hashes: dict[str, str] = Field(
+        default_factory=dict, description="chunk id → content_hash the pair was generated from."
+    )
+    call_key: str | None = Field(None, description="Key of the LLM call in the journal that produced it.")
+    revisions: list[Revision] = Field(default_factory=list)
+
+
+class CheckResult(_Part):
+    """One check's verdict on one pair, with what it ran on so filtering can be incremental."""
+
+    passed: bool
+    score: float | None = None
+    reason: str = ""
+    settings_hash: str = Field("", description="Hash of the check's settings/thresholds.")
+    input_hash: str = Field("", description="Hash of the pair fields the check read.")
+    duplicate_of: str | None = Field(None, description="For duplicate checks: the id of the pair kept.")
+    checked_at: datetime = Field(default_factory=utcnow)
+
+
+class ReviewDecision(_Part):
+    reviewer: str
+    at: datetime
+    verdict: Literal["accept", "reject", "edit"]
+    question: str | None = Field(None, description="Edited question (verdict 'edit').")
+    answer: str | None = Field(None, description="Edited answer (verdict 'edit').")
+    criteria: list[str] = Field(default_factory=list)
+    comment: str = ""
+    source: str = Field("", description="Where the decision came from, e.g. 'label-studio:project 3 task 12'.")
+
+
+class Review(_Part):
+    sampled: bool = Field(False, description="Drawn into the expert-review sample.")
+    stratum: str | None = None
+    decisions: list[ReviewDecision] = Field(default_factory=list)
+    outcome: Literal["accepted", "rejected", "edited"] | None = None
+
+
+class QAPair(Record):
+    id: str
+    question: str
+    answer: str = Field(description="The reference answer; for 'unanswerable' it says the KB does not answer.")
+    question_type: QuestionType
+    language: str = "en"
+    evidence: list[Evidence] = Field(default_factory=list)
+    provenance: Provenance = Field(default_factory=Provenance)
+    checks: dict[str, CheckResult] = Field(default_factory=dict)
+    review: Review = Field(default_factory=Review)
+    status: PairStatus = PairStatus.candidate
+    tags: list[str] = Field(default_factory=list)
+
+    @field_validator("question", "answer")
+    @classmethod
+    def _not_blank(cls, v: str) -> str:
+        if not v.strip():
+            raise ValueError("must not be empty")
+        return v
+
+    @property
+    def chunk_ids(self) -> list[str]:
+        return sorted({e.chunk_id for e in self.evidence})
+
+    @property
+    def doc_ids(self) -> list[str]:
+        return sorted({e.doc_id for e in self.evidence})
+
+
+def pair_id(chunk_ids: list[str], question_type: str, question: str) -> str:
+    """Stable id from what the pair is about: its chunks, type and (normalised) question text.
+
+    The same generation re-run gives the same id; the id is assigned once and kept when a reviewer or the
+    repair step rewrites the text later.
+    """
+    key = "\x1f".join([*sorted(chunk_ids), question_type, normalize(question)])
+    return "qa-" + short_hash(key)

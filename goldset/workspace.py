@@ -1,0 +1,177 @@
+"""`goldset init` and `goldset status`: make a folder a workspace, and say what it holds.
+
+A workspace is a git repository (or a folder inside one) with DVC initialised, a goldset.yaml, prompts/ and
+labeling/ seeded from the package defaults, and a .gitignore that keeps working state (.goldset/) and secrets
+(.env) out of git. Init is idempotent: a second run changes nothing and says so.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import subprocess
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from goldset.config import CONFIG_FILE, Workspace, find_workspace
+from goldset.errors import WorkspaceError
+from goldset.prompts import defaults_dir
+
+GITIGNORE_LINES = (".goldset/", ".env", "/.dvc-remote/", "/runs/")
+TEMPLATE = Path(__file__).resolve().parent / "_templates" / "goldset.yaml"
+
+
+@dataclass
+class InitReport:
+    root: Path
+    actions: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.actions)
+
+
+def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False)
+
+
+def git_toplevel(path: Path) -> Path | None:
+    if shutil.which("git") is None:
+        raise WorkspaceError("git is not installed; install git, then run `goldset init` again")
+    res = _git(path, "rev-parse", "--show-toplevel")
+    return Path(res.stdout.strip()).resolve() if res.returncode == 0 else None
+
+
+def _copy_missing(src: Path, dst: Path, report: InitReport, label: str) -> None:
+    added = 0
+    for file in sorted(src.rglob("*")):
+        if file.is_file():
+            target = dst / file.relative_to(src)
+            if not target.exists():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(file, target)
+                added += 1
+    if added:
+        report.actions.append(f"seeded {label}/ with {added} default file(s)")
+
+
+def _ensure_gitignore(root: Path, report: InitReport) -> None:
+    path = root / ".gitignore"
+    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+    missing = [line for line in GITIGNORE_LINES if line not in lines]
+    if missing:
+        text = "\n".join([*lines, *missing]) + "\n"
+        path.write_text(text, encoding="utf-8")
+        report.actions.append(f"added {', '.join(missing)} to .gitignore")
+
+
+def _ensure_dvc(root: Path, git_root: Path, remote: str, report: InitReport) -> None:
+    """dvc init (``--subdir`` inside a larger repo), analytics off, autostage on, a local default remote."""
+    from dvc.repo import Repo
+
+    if not (root / ".dvc").is_dir():
+        dvc_logger = logging.getLogger("dvc")
+        level = dvc_logger.level
+        dvc_logger.setLevel(logging.WARNING)  # DVC logs its own "Initialized DVC repository" banner
+        try:
+            Repo.init(str(root), subdir=root != git_root).close()
+        finally:
+            dvc_logger.setLevel(level)
+        report.actions.append("initialised DVC" + (" (--subdir)" if root != git_root else ""))
+    # Re-open after init: an open Repo does not see config edits made through another handle.
+    with Repo(str(root)) as repo:
+        conf = repo.config.read("repo")
+        wanted_core = {"analytics": "false", "autostage": "true"}
+        core = conf.get("core", {})
+        needs_core = {k: v for k, v in wanted_core.items() if str(core.get(k, "")).lower() != v}
+        needs_remote = not core.get("remote")
+        if needs_core or needs_remote:
+            with repo.config.edit("repo") as edit:
+                for key, value in needs_core.items():
+                    edit["core"][key] = value == "true"
+                if needs_remote:
+                    # DVC reads a relative local path against the cwd and stores it relative to .dvc/
+                    # (../.dvc-remote), so the workspace and its clones can move.
+                    url = remote if "://" in remote else os.path.relpath(root / remote, Path.cwd())
+                    edit["remote"]["local"] = {"url": url}
+                    edit["core"]["remote"] = "local"
+            if needs_core:
+                report.actions.append("set DVC core." + ", core.".join(sorted(needs_core)))
+            if needs_remote:
+                if "://" not in remote:
+                    (root / remote).mkdir(parents=True, exist_ok=True)
+                report.actions.append(f"set DVC default remote 'local' → {remote}")
+
+
+def init_workspace(path: Path, *, dvc: bool = True) -> InitReport:
+    """Make ``path`` a goldset workspace. Safe to run again: it only adds what is missing."""
+    root = Path(path).resolve()
+    if root.exists() and not root.is_dir():
+        raise WorkspaceError(f"{root}: exists and is not a folder; choose another path for the workspace")
+    report = InitReport(root=root)
+    if not root.exists():
+        root.mkdir(parents=True)
+        report.actions.append(f"created {root}")
+    if not (root / CONFIG_FILE).exists():
+        shutil.copy2(TEMPLATE, root / CONFIG_FILE)
+        report.actions.append(f"wrote {CONFIG_FILE}")
+    _copy_missing(defaults_dir("prompts"), root / "prompts", report, "prompts")
+    _copy_missing(defaults_dir("labeling"), root / "labeling", report, "labeling")
+    _ensure_gitignore(root, report)
+    git_root = git_toplevel(root)
+    if git_root is None:
+        res = _git(root, "init", "-q")
+        if res.returncode != 0:
+            raise WorkspaceError(f"{root}: `git init` failed: {res.stderr.strip()}")
+        git_root = root
+        report.actions.append("initialised git")
+    if dvc:
+        from goldset.config import load_section
+        from goldset.versioning_settings import VersioningSettings
+
+        ws = Workspace(root)
+        settings = load_section(ws, "versioning", VersioningSettings)
+        _ensure_dvc(root, git_root, settings.remote, report)
+    return report
+
+
+@dataclass
+class Status:
+    root: Path
+    kb_snapshot_id: str | None = None
+    n_documents: int = 0
+    n_chunks: int = 0
+    pairs_by_status: dict[str, int] = field(default_factory=dict)
+    pairs_by_type: dict[str, int] = field(default_factory=dict)
+    last_release: str | None = None
+
+
+def workspace_status(path: Path | None = None) -> Status:
+    """What the workspace holds: the KB snapshot, pairs by status and type, the last release tag."""
+    from goldset.io import iter_jsonl, read_json
+    from goldset.schema import KBSnapshot, QAPair
+
+    ws = find_workspace(path)
+    if ws is None:  # pragma: no cover - find_workspace raises
+        raise WorkspaceError("not a workspace; run `goldset init`")
+    status = Status(root=ws.root)
+    snap = ws.kb_dir / "snapshot.json"
+    if snap.exists():
+        snapshot = read_json(snap, KBSnapshot)
+        status.kb_snapshot_id = snapshot.id
+        status.n_documents = len(snapshot.documents)
+        status.n_chunks = snapshot.n_chunks
+    if ws.pairs_path.exists():
+        by_status: Counter[str] = Counter()
+        by_type: Counter[str] = Counter()
+        for pair in iter_jsonl(ws.pairs_path, QAPair):
+            by_status[pair.status.value] += 1
+            by_type[pair.question_type.value] += 1
+        status.pairs_by_status = dict(sorted(by_status.items()))
+        status.pairs_by_type = dict(sorted(by_type.items()))
+    res = _git(ws.root, "describe", "--tags", "--abbrev=0")
+    if res.returncode == 0:
+        status.last_release = res.stdout.strip() or None
+    return status
