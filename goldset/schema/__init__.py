@@ -19,6 +19,7 @@ from goldset.schema.pairs import (
     Revision,
     pair_id,
 )
+from goldset.schema.runs import Latency, RetrievedContext, RunMeta, RunSample, RunSummary, SampleScores
 
 __all__ = [
     "DATASET_FILES",
@@ -28,15 +29,21 @@ __all__ = [
     "DocumentEntry",
     "Evidence",
     "KBSnapshot",
+    "Latency",
     "Manifest",
     "PairStatus",
     "Provenance",
     "QAPair",
     "QuestionType",
     "Record",
+    "RetrievedContext",
     "Review",
     "ReviewDecision",
     "ReviewSampleStats",
     "Revision",
+    "RunMeta",
+    "RunSample",
+    "RunSummary",
+    "SampleScores",
     "pair_id",
 ]
