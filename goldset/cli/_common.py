@@ -28,14 +28,14 @@ WorkspaceOption = Annotated[
 def console() -> Console:
     from rich.console import Console
 
-    return Console(highlight=False)
+    return Console(highlight=False, soft_wrap=True)
 
 
 @cache
 def err_console() -> Console:
     from rich.console import Console
 
-    return Console(stderr=True, highlight=False)
+    return Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def workspace(path: Path | None) -> Workspace:

@@ -1,0 +1,66 @@
+"""Package-level promises: lazy imports, a fast --help, every command documented in the README."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import goldset
+from goldset.cli import app
+
+ROOT = Path(__file__).resolve().parents[1]
+HEAVY = ("pydantic", "pandas", "openai", "dvc", "numpy", "httpx", "label_studio_sdk", "rich")
+
+
+def _imported_after(code: str) -> set[str]:
+    probe = f"import sys; {code}; print(' '.join(sorted(m.split('.')[0] for m in sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    return set(out.split())
+
+
+def test_import_goldset_loads_no_heavy_module() -> None:
+    loaded = _imported_after("import goldset")
+    assert not loaded & set(HEAVY), loaded & set(HEAVY)
+
+
+def test_help_loads_no_heavy_library() -> None:
+    loaded = _imported_after(
+        "import sys; sys.argv=['goldset','--help']\n"
+        "try:\n from goldset.cli import main; main()\nexcept SystemExit: pass"
+    )
+    assert not loaded & {"pandas", "openai", "dvc", "numpy", "httpx", "label_studio_sdk"}, loaded
+
+
+def test_every_public_name_resolves() -> None:
+    for name in goldset.__all__:
+        assert getattr(goldset, name) is not None, name
+
+
+def _commands() -> list[str]:
+    import typer.main
+
+    group = typer.main.get_command(app)
+    names = []
+    for name, cmd in group.commands.items():  # type: ignore[attr-defined]
+        sub = getattr(cmd, "commands", None)
+        names.extend(f"{name} {s}" for s in sub) if sub else names.append(name)
+    return sorted(names)
+
+
+def test_every_command_is_documented_in_the_readme() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    documented: set[str] = set()
+    for first, second in re.findall(r"`goldset ([a-z][a-z-]*)(?: ([a-z][a-z-]*))?", readme):
+        documented.update({first, f"{first} {second}"})
+    missing = [c for c in _commands() if c not in documented]
+    assert not missing, f"commands missing from README.md: {missing}"
+
+
+def test_every_command_has_help_text() -> None:
+    import typer.main
+
+    group = typer.main.get_command(app)
+    for name, cmd in group.commands.items():  # type: ignore[attr-defined]
+        assert (cmd.help or "").strip(), f"goldset {name} has no help text"

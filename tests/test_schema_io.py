@@ -1,0 +1,127 @@
+"""Records round-trip through JSONL sorted by id; malformed input is reported with file and line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from goldset.dataset import read_dataset, write_dataset
+from goldset.errors import InputError, RecordError
+from goldset.io import atomic_write_text, read_jsonl, write_jsonl
+from goldset.schema import Chunk, Evidence, PairStatus, QAPair, QuestionType, pair_id
+from goldset.text import normalize
+
+
+def make_chunk(cid: str, text: str, doc: str = "a.md") -> Chunk:
+    return Chunk(
+        id=cid,
+        doc_id=doc,
+        heading_path=["intro"],
+        text=text,
+        content_hash="h" + cid,
+        raw_hash="r" + cid,
+        n_tokens=len(text.split()),
+        char_start=0,
+        char_end=len(text),
+    )
+
+
+def make_pair(chunk: Chunk, question: str, status: PairStatus = PairStatus.candidate) -> QAPair:
+    return QAPair(
+        id=pair_id([chunk.id], "factual", question),
+        question=question,
+        answer="An answer.",
+        question_type=QuestionType.factual,
+        evidence=[Evidence(chunk_id=chunk.id, doc_id=chunk.doc_id, quote=chunk.text[:10])],
+        status=status,
+    )
+
+
+def test_write_jsonl_sorts_by_id_and_round_trips(tmp_path: Path) -> None:
+    chunks = [make_chunk(c, f"text of {c}") for c in ("c-3", "c-1", "c-2")]
+    path = tmp_path / "chunks.jsonl"
+    write_jsonl(path, chunks)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["id"] for line in lines] == ["c-1", "c-2", "c-3"]
+    assert read_jsonl(path, Chunk) == sorted(chunks, key=lambda c: c.id)
+    before = path.read_bytes()
+    write_jsonl(path, read_jsonl(path, Chunk))
+    assert path.read_bytes() == before, "rewriting unchanged records must be byte-identical"
+
+
+def test_chinese_text_is_stored_as_utf8_not_escaped(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    write_jsonl(path, [make_chunk("c-1", "路径参数和数据校验")])
+    assert "路径参数" in path.read_text(encoding="utf-8")
+
+
+def test_malformed_json_line_names_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "chunks.jsonl"
+    write_jsonl(path, [make_chunk("c-1", "one"), make_chunk("c-2", "two")])
+    path.write_text(path.read_text(encoding="utf-8") + "{not json\n", encoding="utf-8")
+    with pytest.raises(RecordError) as err:
+        read_jsonl(path, Chunk)
+    assert err.value.line == 3
+    assert f"{path}:3" in str(err.value)
+
+
+def test_invalid_record_reports_field(tmp_path: Path) -> None:
+    chunk = make_chunk("c-1", "some text here")
+    row = json.loads(make_pair(chunk, "What is it?").model_dump_json())
+    row["answer"] = "   "
+    path = tmp_path / "pairs.jsonl"
+    path.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    with pytest.raises(RecordError, match=r"pairs.jsonl:1: invalid QAPair: answer: .*must not be empty"):
+        read_jsonl(path, QAPair)
+
+
+def test_unknown_field_is_an_error_not_silently_dropped(tmp_path: Path) -> None:
+    row = json.loads(make_chunk("c-1", "x").model_dump_json())
+    row["txet"] = "typo"
+    path = tmp_path / "chunks.jsonl"
+    path.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    with pytest.raises(RecordError, match="txet"):
+        read_jsonl(path, Chunk)
+
+
+def test_atomic_write_leaves_old_file_when_serialisation_fails(tmp_path: Path) -> None:
+    path = tmp_path / "pairs.jsonl"
+    atomic_write_text(path, "old\n")
+
+    class Boom:
+        id = "x"
+
+        def model_dump_json(self) -> str:
+            raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        write_jsonl(path, [Boom()])  # type: ignore[list-item]
+    assert path.read_text() == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["pairs.jsonl"], "no temp file may be left behind"
+
+
+def test_pair_id_is_stable_and_ignores_case_and_spacing() -> None:
+    a = pair_id(["c-2", "c-1"], "factual", "What  is FastAPI?")
+    b = pair_id(["c-1", "c-2"], "factual", "what is fastapi?")
+    assert a == b and a.startswith("qa-")
+    assert a != pair_id(["c-1", "c-2"], "reasoning", "what is fastapi?")
+    assert normalize("ＦａｓｔＡＰＩ") == "fastapi"
+
+
+def test_dataset_folder_keeps_only_cited_chunks_and_hashes_files(tmp_path: Path) -> None:
+    c1, c2 = make_chunk("c-1", "first chunk text"), make_chunk("c-2", "second chunk text")
+    pairs = [make_pair(c1, "Q one?", PairStatus.passed), make_pair(c1, "Q two?", PairStatus.rejected)]
+    manifest = write_dataset(tmp_path / "data", pairs, [c1, c2], kb_snapshot_id="kb-1")
+    ds = read_dataset(tmp_path / "data")
+    assert set(ds.chunks) == {"c-1"}
+    assert manifest.n_pairs == 2 and manifest.counts_by_status == {"passed": 1, "rejected": 1}
+    assert manifest.kb_snapshot_id == "kb-1"
+    assert set(manifest.files) == {"pairs.jsonl", "chunks.jsonl"}
+    assert ds.manifest == manifest
+
+
+def test_read_dataset_on_a_folder_without_pairs_says_what_is_missing(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match=r"no pairs\.jsonl"):
+        read_dataset(tmp_path)
