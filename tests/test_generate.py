@@ -1,0 +1,331 @@
+"""The pure parts of generation: type mix, chunk selection, multi-hop partners, prompts, reply validation."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from goldset.config import Workspace
+from goldset.errors import ConfigError
+from goldset.generate import (
+    CHECK_NAME,
+    DEFAULT_TYPE_WEIGHTS,
+    CallPlan,
+    GeneratedEvidence,
+    GeneratedPair,
+    GeneratedPairs,
+    GenerateSettings,
+    PartnerFinder,
+    build_plans,
+    load_settings,
+    merge_pairs,
+    plan_types,
+    quote_in_text,
+    select_chunks,
+    validate_reply,
+)
+from goldset.hashing import sha256_hex
+from goldset.prompts import load_prompt
+from goldset.schema import Chunk, Evidence, PairStatus, Provenance, QAPair, QuestionType, pair_id
+from goldset.text import count_tokens, detect_language, normalize
+from tests.responders import parse_prompt, qa_responder
+
+EN_TEXT = (
+    "Path parameters are declared with the same syntax as Python format strings. "
+    "The value of the parameter item_id is passed to your function as the argument item_id. "
+    "You can declare the type of a path parameter using standard Python type annotations."
+)
+ZH_TEXT = (
+    "路径参数使用与 Python 格式字符串相同的语法声明。路径参数 item_id 的值会作为参数 item_id 传递给函数。"
+    "可以使用标准的类型注解声明路径参数的类型。"
+)
+
+
+def make_chunk(cid: str, text: str, doc_id: str = "a.md", *, position: int = 0, language: str | None = None) -> Chunk:
+    return Chunk(
+        id=cid,
+        doc_id=doc_id,
+        doc_title=doc_id.removesuffix(".md").title(),
+        heading_path=["intro"],
+        heading_titles=["Intro"],
+        position=position,
+        text=text,
+        content_hash=sha256_hex(normalize(text)),
+        raw_hash=sha256_hex(text),
+        language=language or detect_language(text),
+        n_tokens=count_tokens(text),
+        char_start=0,
+        char_end=len(text),
+    )
+
+
+def make_pair(chunk: Chunk, question: str, *, status: PairStatus = PairStatus.candidate, primary: str | None = None):
+    hashes = {primary or chunk.id: "h", chunk.id: chunk.content_hash}
+    return QAPair(
+        id=pair_id([chunk.id], "factual", question),
+        question=question,
+        answer="an answer",
+        question_type=QuestionType.factual,
+        evidence=[Evidence(chunk_id=chunk.id, doc_id=chunk.doc_id, quote=chunk.text[:20])],
+        provenance=Provenance(chunk_hashes=hashes),
+        status=status,
+    )
+
+
+def plan_for(chunk: Chunk, types: tuple[QuestionType, ...], partner: Chunk | None = None, language: str = "en"):
+    prompt = load_prompt("generate_multi_hop" if partner else "generate")
+    return CallPlan(chunk, partner, types, language, prompt)
+
+
+PROV = Provenance(model="m", prompt_id="generate", prompt_hash="x", call_key="k1")
+
+
+# -------------------------------------------------------------------------------------------------- type mix
+
+
+def test_type_draw_is_deterministic_sized_and_follows_the_weights() -> None:
+    weights = dict(DEFAULT_TYPE_WEIGHTS)
+    first = plan_types("chunk-1", weights, 3, seed=0)
+    assert first == plan_types("chunk-1", weights, 3, seed=0)
+    assert len(first) == 3
+    draws = Counter(t for i in range(3000) for t in plan_types(f"c{i}", weights, 3, seed=0))
+    total = sum(draws.values())
+    for name, weight in weights.items():
+        assert abs(draws[QuestionType(name)] / total - weight) < 0.03, (name, draws)
+    # another seed gives another (but equally stable) draw for at least some chunks
+    assert any(plan_types(f"c{i}", weights, 3, seed=1) != plan_types(f"c{i}", weights, 3, seed=0) for i in range(20))
+
+
+def test_zero_weight_types_are_never_drawn() -> None:
+    weights = {"factual": 1.0, "unanswerable": 0.0}
+    assert {t for i in range(200) for t in plan_types(f"c{i}", weights, 4, seed=3)} == {QuestionType.factual}
+
+
+@pytest.mark.parametrize(
+    ("types", "message"),
+    [({"trivia": 1.0}, "unknown question type 'trivia'"), ({"factual": 0.0}, "weight > 0"), ({"factual": -1}, ">= 0")],
+)
+def test_bad_type_weights_are_config_errors_naming_the_setting(tmp_path: Path, types: dict, message: str) -> None:
+    (tmp_path / "goldset.yaml").write_text("generate:\n  pairs_per_chunk: 2\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        load_settings(Workspace(tmp_path), {"types": types})
+    assert "generate.types" in str(err.value) and message in str(err.value)
+
+
+def test_settings_precedence_and_unknown_setting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "goldset.yaml").write_text("generate:\n  pairs_per_chunk: 2\n  seed: 7\n", encoding="utf-8")
+    ws = Workspace(tmp_path)
+    monkeypatch.setenv("GOLDSET_GENERATE__PAIRS_PER_CHUNK", "5")
+    settings = load_settings(ws)
+    assert (settings.pairs_per_chunk, settings.seed) == (5, 7)
+    assert load_settings(ws, {"pairs_per_chunk": 4}).pairs_per_chunk == 4
+    (tmp_path / "goldset.yaml").write_text("generate:\n  pairs_per_chunck: 2\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="pairs_per_chunck: unknown setting"):
+        load_settings(ws)
+
+
+# ------------------------------------------------------------------------------------------------ selection
+
+
+def test_selection_skips_small_chunks_and_chunks_that_have_pairs() -> None:
+    chunks = [
+        make_chunk("a1", EN_TEXT, "a.md"),
+        make_chunk("a2", EN_TEXT + " More.", "a.md", position=1),
+        make_chunk("b1", "Tiny.", "b.md"),
+        make_chunk("c1", EN_TEXT, "sub/c.md"),
+    ]
+    existing = [make_pair(chunks[0], "Q about a1?", status=PairStatus.rejected)]
+    selected, small = select_chunks(chunks, existing, min_tokens=5)
+    assert [c.id for c in selected] == ["a2", "c1"] and small == 1
+    assert [c.id for c in select_chunks(chunks, existing, all_chunks=True, min_tokens=5)[0]] == ["a1", "a2", "c1"]
+    assert [c.id for c in select_chunks(chunks, existing, docs="sub/*")[0]] == ["c1"]
+    assert [c.id for c in select_chunks(chunks, existing, limit=1)[0]] == ["a2"]
+    # explicit ids (refresh) regenerate even chunks that have pairs
+    assert [c.id for c in select_chunks(chunks, existing, chunk_ids=["a1", "zz"])[0]] == ["a1"]
+
+
+def test_a_multi_hop_partner_does_not_count_as_having_pairs() -> None:
+    a, b = make_chunk("a1", EN_TEXT), make_chunk("b1", EN_TEXT, "b.md")
+    mh = make_pair(b, "Q?", primary="a1")  # generated in a1's call, cites b1
+    assert [c.id for c in select_chunks([a, b], [mh])[0]] == ["b1"]
+
+
+# ------------------------------------------------------------------------------------------------- partners
+
+
+def test_partner_prefers_the_same_document_then_lexical_similarity_and_same_language() -> None:
+    chunks = [
+        make_chunk("a1", "Dependencies with yield run cleanup code after the response is sent.", "deps.md"),
+        make_chunk("a2", "Sub-dependencies are resolved once per request and cached.", "deps.md", position=1),
+        make_chunk("b1", "Background tasks run after returning a response to the client.", "bg.md"),
+        make_chunk("c1", "Add background tasks to the client response; they run after returning it.", "other.md"),
+        make_chunk("z1", ZH_TEXT, "zh.md"),
+        make_chunk("z2", ZH_TEXT + "路径参数还可以声明为枚举。", "zh2.md"),
+    ]
+    finder = PartnerFinder(chunks)
+    assert finder.partner(chunks[0]).id == "a2"  # same document wins
+    assert finder.partner(chunks[2]).id == "c1"  # no sibling: the most similar chunk of the same language
+    assert finder.partner(chunks[4]).id == "z2"
+    assert PartnerFinder([chunks[0]]).partner(chunks[0]) is None
+
+
+def test_plans_fall_back_from_multi_hop_without_a_partner_and_use_the_multi_hop_prompt_with_one() -> None:
+    settings = GenerateSettings(types={"multi_hop": 1.0}, pairs_per_chunk=2)
+    lone = make_chunk("a1", EN_TEXT)
+    [plan] = build_plans([lone], [lone], settings, None)
+    assert plan.partner is None and plan.types == (QuestionType.reasoning, QuestionType.reasoning)
+    assert plan.prompt.id == "generate"
+    other = make_chunk("a2", EN_TEXT + " Also enums.", position=1)
+    [plan] = build_plans([lone], [lone, other], settings, None)
+    assert plan.partner is not None and plan.partner.id == "a2" and plan.prompt.id == "generate_multi_hop"
+    chunks, _, types = parse_prompt({"messages": plan.messages()})
+    assert [c[0] for c in chunks] == ["a1", "a2"] and types == ["multi_hop", "multi_hop"]
+
+
+# -------------------------------------------------------------------------------------------------- prompts
+
+
+def test_prompt_carries_chunk_language_and_types_and_chinese_chunks_ask_for_chinese() -> None:
+    zh = make_chunk("z1", ZH_TEXT, "zh.md")
+    assert zh.language == "zh"
+    [plan] = build_plans([zh], [zh], GenerateSettings(types={"factual": 1, "procedural": 1}, seed=2), None)
+    msgs = plan.messages()
+    assert msgs[0]["role"] == "system"
+    assert "according to the text" in msgs[0]["content"]  # the self-containment rule is in the prompt
+    chunks, language, types = parse_prompt({"messages": msgs})
+    assert chunks == [("z1", ZH_TEXT)] and "Chinese" in language and len(types) == 3
+    reply = GeneratedPairs.model_validate(qa_responder({"messages": msgs}))
+    assert reply.pairs and all(detect_language(p.question) == "zh" for p in reply.pairs)
+    outcome = validate_reply(reply, plan, PROV)
+    assert outcome.pairs and all(p.status is PairStatus.candidate for p in outcome.pairs), outcome
+    assert {p.language for p in outcome.pairs} == {"zh"}
+
+
+def test_configured_language_overrides_the_chunk_language() -> None:
+    en = make_chunk("a1", EN_TEXT)
+    [plan] = build_plans([en], [en], GenerateSettings(language="zh"), None)
+    assert plan.language == "zh" and "Language: Chinese" in plan.messages()[-1]["content"]
+
+
+def test_a_workspace_prompt_overrides_the_default_and_changes_the_hash(tmp_path: Path) -> None:
+    default = load_prompt("generate")
+    (tmp_path / "generate.md").write_text(default.path.read_text(encoding="utf-8") + "\nBe brief.\n", "utf-8")
+    custom = load_prompt("generate", tmp_path)
+    assert custom.hash != default.hash and custom.path.parent == tmp_path
+
+
+# ----------------------------------------------------------------------------------------------- validation
+
+
+def test_quotes_match_after_whitespace_normalisation_only() -> None:
+    text = "The value of the parameter\n  item_id is passed   to your function."
+    assert quote_in_text("value of the parameter item_id is passed to your function", text)
+    assert quote_in_text("...is passed to your function.", text)
+    assert not quote_in_text("value of the argument item_id", text)
+    assert not quote_in_text("   ", text)
+
+
+def _reply(*items: GeneratedPair) -> GeneratedPairs:
+    return GeneratedPairs(pairs=list(items))
+
+
+def test_validation_keeps_good_pairs_rejects_bad_evidence_and_records_broken_items() -> None:
+    chunk = make_chunk("a1", EN_TEXT)
+    plan = plan_for(chunk, (QuestionType.factual,) * 5)
+    good = GeneratedPair(
+        question="How is item_id passed to a path operation function?",
+        answer="FastAPI hands it to the function as an argument of the same name.",
+        question_type="factual",
+        evidence=[GeneratedEvidence(chunk_id="a1", quote="is passed to your function as the argument item_id")],
+    )
+    invented = good.model_copy(
+        update={"question": "Invented?", "evidence": [GeneratedEvidence(chunk_id="a1", quote="is never passed")]}
+    )
+    wrong_chunk = good.model_copy(
+        update={"question": "Wrong chunk?", "evidence": [GeneratedEvidence(chunk_id="zz", quote="is passed")]}
+    )
+    no_evidence = good.model_copy(update={"question": "No evidence?", "evidence": []})
+    unknown_type = good.model_copy(update={"question": "Trivia?", "question_type": "trivia"})
+    empty_answer = good.model_copy(update={"question": "Empty?", "answer": "  "})
+    dup = good.model_copy()
+    outcome = validate_reply(
+        _reply(good, invented, wrong_chunk, no_evidence, unknown_type, empty_answer, dup), plan, PROV
+    )
+
+    by_q = {p.question: p for p in outcome.pairs}
+    kept = by_q[good.question]
+    assert kept.status is PairStatus.candidate and kept.checks[CHECK_NAME].passed
+    assert kept.id == pair_id(["a1"], "factual", good.question)
+    assert kept.evidence[0].doc_id == "a.md" and kept.provenance.call_key == "k1"
+    assert by_q["Invented?"].status is PairStatus.rejected
+    assert "not found verbatim in chunk a1" in by_q["Invented?"].checks[CHECK_NAME].reason
+    assert "not in the prompt" in by_q["Wrong chunk?"].checks[CHECK_NAME].reason
+    assert by_q["No evidence?"].checks[CHECK_NAME].reason == "no evidence quote"
+    reasons = sorted(f.reason for f in outcome.failures)
+    assert reasons == [
+        "duplicate of " + kept.id + " in the same reply",
+        "empty answer",
+        "unknown question_type 'trivia'",
+    ]
+    assert all(f.kind == "item" and f.chunk_ids == ["a1"] for f in outcome.failures)
+    assert outcome.rejected == 3
+
+
+def test_multi_hop_needs_evidence_from_both_chunks_and_unanswerable_needs_none() -> None:
+    a, b = (
+        make_chunk("a1", EN_TEXT),
+        make_chunk("b1", "Query parameters are optional when they have a default.", "b.md"),
+    )
+    plan = plan_for(a, (QuestionType.multi_hop, QuestionType.multi_hop, QuestionType.unanswerable), partner=b)
+    both = GeneratedPair(
+        question="How do path and query parameters differ in being optional?",
+        answer="Path parameters are always part of the path; query parameters become optional with a default.",
+        question_type="multi_hop",
+        evidence=[
+            GeneratedEvidence(chunk_id="a1", quote="Path parameters are declared"),
+            GeneratedEvidence(chunk_id="b1", quote="optional when they have a default"),
+        ],
+    )
+    one = both.model_copy(update={"question": "Only one side?", "evidence": both.evidence[:1]})
+    unanswerable = GeneratedPair(
+        question="Which Windows versions does FastAPI's path parameter parser support?",
+        answer="The documentation does not say which operating systems are supported.",
+        question_type="unanswerable",
+        evidence=[GeneratedEvidence(chunk_id="a1", quote="not even in the chunk")],
+    )
+    outcome = validate_reply(_reply(both, one, unanswerable), plan, PROV)
+    by_q = {p.question: p for p in outcome.pairs}
+    assert by_q[both.question].status is PairStatus.candidate
+    assert by_q[both.question].chunk_ids == ["a1", "b1"]
+    assert "both chunks" in by_q["Only one side?"].checks[CHECK_NAME].reason
+    un = by_q[unanswerable.question]
+    assert un.status is PairStatus.candidate and un.evidence == []
+    assert un.id == pair_id(["a1"], "unanswerable", unanswerable.question)
+
+
+def test_wrong_language_is_rejected_and_an_empty_reply_is_a_call_failure() -> None:
+    zh = make_chunk("z1", ZH_TEXT, "zh.md")
+    plan = plan_for(zh, (QuestionType.factual,), language="zh")
+    english = GeneratedPair(
+        question="How is item_id passed to the function?",
+        answer="As an argument with the same name.",
+        question_type="factual",
+        evidence=[GeneratedEvidence(chunk_id="z1", quote="路径参数使用与 Python 格式字符串相同的语法声明。")],
+    )
+    outcome = validate_reply(_reply(english), plan, PROV)
+    assert outcome.pairs[0].status is PairStatus.rejected
+    assert "wrong language" in outcome.pairs[0].checks[CHECK_NAME].reason
+    empty = validate_reply(_reply(), plan, PROV)
+    assert empty.pairs == [] and [f.kind for f in empty.failures] == ["call"]
+
+
+def test_merge_never_replaces_an_existing_pair() -> None:
+    chunk = make_chunk("a1", EN_TEXT)
+    reviewed = make_pair(chunk, "Q1?", status=PairStatus.accepted)
+    fresh_same_id = make_pair(chunk, "Q1?")
+    fresh = make_pair(chunk, "Q2?")
+    merged, added = merge_pairs([reviewed], [fresh_same_id, fresh])
+    assert added == 1 and [p.id for p in merged] == sorted([reviewed.id, fresh.id])
+    assert next(p for p in merged if p.id == reviewed.id).status is PairStatus.accepted
