@@ -1,0 +1,172 @@
+"""The built-in BM25 baseline: lexical retrieval over the dataset's own chunks (or a KB), extractive answers.
+
+``goldset eval --dataset data/ --baseline bm25`` (or ``--target bm25``) gives any user a reference run with no
+LLM at all: the retrieval metrics are a real floor to beat, and the "answer" is the first sentences of the top
+context (the run is labelled ``bm25-baseline`` in its id and metadata). It refuses only when no passage shares a
+word with the question, so on unanswerable questions it behaves like a system without a refusal policy.
+
+Tokens come from :func:`goldset.text.tokenize` (bm25s's own tokenizer drops CJK text), passed to bm25s as lists.
+Outside ``goldset eval`` the module-level :func:`answer` reads its corpus from ``$GOLDSET_BM25_CORPUS`` (a dataset
+folder, a ``chunks.jsonl`` file, a folder holding one, or a folder of text documents).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from goldset.errors import InputError
+from goldset.text import tokenize
+
+if TYPE_CHECKING:
+    from goldset.dataset import Dataset
+
+CORPUS_ENV = "GOLDSET_BM25_CORPUS"
+#: When no passage shares a term with the question the baseline refuses (in words the refusal patterns know).
+NO_HIT_ANSWER = "I cannot find this in the knowledge base."
+_TEXT_SUFFIXES = (".md", ".markdown", ".txt", ".rst", ".html", ".htm")
+_SENTENCE_RE = re.compile(r"(?<=[.!?。！？])\s*")
+
+
+@dataclass(frozen=True)
+class Passage:
+    text: str
+    doc_id: str | None = None
+    chunk_id: str | None = None
+
+
+class BM25Index:
+    """A bm25s index over passages, searched with goldset's tokenizer (CJK-aware)."""
+
+    def __init__(self, passages: Iterable[Passage]) -> None:
+        import bm25s
+
+        self.passages = [p for p in passages if p.text.strip()]
+        if not self.passages:
+            raise InputError("bm25 baseline: the corpus holds no text to index; give a dataset with chunks or --kb")
+        self._retriever = bm25s.BM25()
+        self._retriever.index([tokenize(p.text) or [""] for p in self.passages], show_progress=False)
+        # bm25s keeps scratch state per call; one query at a time keeps threaded targets safe.
+        self._lock = threading.Lock()
+
+    def search(self, query: str, k: int = 5) -> list[tuple[Passage, float]]:
+        """Top ``k`` passages with a positive score, best first."""
+        tokens = tokenize(query)
+        if not tokens:
+            return []
+        k = min(k, len(self.passages))
+        with self._lock:
+            docs, scores = self._retriever.retrieve([tokens], k=k, show_progress=False, n_threads=1)
+        out = []
+        for idx, score in zip(docs[0].tolist(), scores[0].tolist(), strict=True):
+            if score > 0:
+                out.append((self.passages[int(idx)], float(score)))
+        return out
+
+
+def extractive_answer(text: str, max_sentences: int = 2, max_chars: int = 400) -> str:
+    """The first sentences of ``text``: the baseline's "answer" (clearly not generated)."""
+    sentences = [s.strip() for s in _SENTENCE_RE.split(" ".join(text.split())) if s.strip()]
+    picked = " ".join(sentences[:max_sentences]) or text.strip()
+    return picked[:max_chars]
+
+
+def passages_from_dataset(dataset: Dataset) -> list[Passage]:
+    """The dataset's evidence chunks (``chunks.jsonl``)."""
+    if not dataset.chunks:
+        where = dataset.path or "the dataset"
+        raise InputError(f"{where}: no chunks.jsonl to index for the bm25 baseline; pass --kb DIR instead")
+    return [Passage(c.text, c.doc_id, c.id) for c in sorted(dataset.chunks.values(), key=lambda c: c.id)]
+
+
+def passages_from_path(path: str | Path) -> list[Passage]:
+    """A corpus on disk: a dataset folder or any folder with ``chunks.jsonl`` (e.g. ``.goldset/kb``), a
+    ``chunks.jsonl`` file, or a folder of text documents (split at blank lines, one passage per paragraph block
+    of up to ~200 tokens; ids are the file path and the block number)."""
+    from goldset.io import read_jsonl
+    from goldset.schema import Chunk
+
+    path = Path(path)
+    if path.is_file() and path.suffix == ".jsonl":
+        return [Passage(c.text, c.doc_id, c.id) for c in read_jsonl(path, Chunk)]
+    if path.is_dir() and (path / "chunks.jsonl").is_file():
+        return passages_from_path(path / "chunks.jsonl")
+    if not path.is_dir():
+        raise InputError(f"{path}: no such KB folder or chunks.jsonl for the bm25 baseline")
+    passages: list[Passage] = []
+    for file in sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in _TEXT_SUFFIXES):
+        doc_id = file.relative_to(path).as_posix()
+        try:
+            text = file.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue
+        block: list[str] = []
+        size = 0
+        n = 0
+        for para in re.split(r"\n\s*\n", text):
+            para = para.strip()
+            if not para:
+                continue
+            block.append(para)
+            size += len(tokenize(para))
+            if size >= 200:
+                passages.append(Passage("\n\n".join(block), doc_id, f"{doc_id}#{n}"))
+                block, size, n = [], 0, n + 1
+        if block:
+            passages.append(Passage("\n\n".join(block), doc_id, f"{doc_id}#{n}"))
+    if not passages:
+        raise InputError(f"{path}: no text documents ({', '.join(_TEXT_SUFFIXES)}) for the bm25 baseline")
+    return passages
+
+
+def make_target(
+    dataset: Dataset | None = None, *, kb_dir: str | Path | None = None, k: int = 5
+) -> Callable[[str], dict[str, Any]]:
+    """A target callable ``fn(question) -> {answer, contexts, latency}`` over the dataset chunks or ``kb_dir``."""
+    if kb_dir is not None:
+        passages = passages_from_path(kb_dir)
+    elif dataset is not None:
+        passages = passages_from_dataset(dataset)
+    else:
+        raise InputError("bm25 baseline: give a dataset or a KB folder to index")
+    index = BM25Index(passages)
+
+    def bm25_baseline(question: str) -> dict[str, Any]:
+        start = time.perf_counter()
+        hits = index.search(question, k=k)
+        retrieval_ms = (time.perf_counter() - start) * 1000
+        contexts = [
+            {"text": p.text, "doc_id": p.doc_id, "chunk_id": p.chunk_id, "score": round(score, 6)} for p, score in hits
+        ]
+        answer = extractive_answer(hits[0][0].text) if hits else NO_HIT_ANSWER
+        return {"answer": answer, "contexts": contexts, "latency": {"retrieval_ms": retrieval_ms}}
+
+    return bm25_baseline
+
+
+_default: Callable[[str], dict[str, Any]] | None = None
+_default_lock = threading.Lock()
+
+
+def answer(question: str) -> dict[str, Any]:
+    """``--target goldset.baselines.bm25:answer`` outside ``goldset eval``: corpus from ``$GOLDSET_BM25_CORPUS``.
+
+    (``goldset eval`` itself recognises this target and indexes the dataset being evaluated.)
+    """
+    global _default
+    with _default_lock:
+        if _default is None:
+            corpus = os.environ.get(CORPUS_ENV)
+            if not corpus:
+                raise InputError(
+                    f"bm25 baseline: set {CORPUS_ENV} to a dataset folder, chunks.jsonl or KB folder "
+                    f"(or run it as `goldset eval --baseline bm25`)"
+                )
+            _default = make_target(kb_dir=corpus)
+    return _default(question)

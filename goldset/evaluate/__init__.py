@@ -1,0 +1,231 @@
+"""Evaluation of RAG runs against a golden dataset: runs, relevance matcher, metrics, scoring, gates, reports.
+
+The public entry point is :func:`evaluate`: get a run (a file, a Python callable or an HTTP endpoint), score it
+against the dataset, write ``runs/<run-id>/`` and check thresholds. Importing this package is cheap: everything
+heavy is imported inside the functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from goldset.config import Workspace
+    from goldset.dataset import Dataset
+    from goldset.evaluate.gate import GateResult, Thresholds
+    from goldset.evaluate.settings import EvalSettings
+    from goldset.schema import RunMeta, RunSample, RunSummary, SampleScores
+
+__all__ = ["EvalResult", "evaluate", "load_scoring_settings"]
+
+#: ``--target`` names that mean the built-in BM25 baseline over the dataset's own chunks.
+BM25_TARGETS = ("bm25", "goldset.baselines.bm25:answer")
+
+
+@dataclass
+class EvalResult:
+    """What :func:`evaluate` produced; ``gate`` is None when no thresholds were given."""
+
+    run_id: str
+    folder: Path
+    meta: RunMeta
+    summary: RunSummary
+    scores: list[SampleScores]
+    samples: dict[str, RunSample]
+    gate: GateResult | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return self.gate is None or self.gate.passed
+
+
+def load_scoring_settings(ws: Workspace | None, overrides: dict[str, Any] | None = None) -> EvalSettings:
+    """The scoring part of the ``eval`` section (the running keys, e.g. ``endpoint``, are read elsewhere)."""
+    from goldset.config import load_config, load_section
+    from goldset.evaluate.settings import EvalSettings
+    from goldset.evaluate.sources import split_eval_section
+
+    _, theirs = split_eval_section(ws, set(EvalSettings.model_fields))
+    config = {**load_config(ws), "eval": theirs}
+    return load_section(ws, "eval", EvalSettings, overrides, config=config)
+
+
+def _read_baseline(spec: str, ws: Workspace | None, runs_dir: Path, thresholds_path: Path | None) -> Any:
+    from goldset.evaluate.runs import read_run
+
+    path = Path(spec)
+    bases = [Path.cwd()]
+    if thresholds_path is not None:
+        bases.append(Path(thresholds_path).parent)
+    if ws is not None:
+        bases.append(ws.root)
+    if not path.is_absolute():
+        for base in bases:
+            if (base / path).is_dir():
+                return read_run(base / path)
+    return read_run(spec, ws, runs_dir)
+
+
+def evaluate(
+    dataset: str | Path | Dataset,
+    *,
+    run_file: str | Path | None = None,
+    target: str | Callable[..., Any] | None = None,
+    endpoint: str | None = None,
+    ws: Workspace | None = None,
+    settings: EvalSettings | None = None,
+    sample: int | None = None,
+    seed: int = 0,
+    out_dir: str | Path | None = None,
+    thresholds: str | Path | Thresholds | None = None,
+    concurrency: int | None = None,
+    timeout_s: float | None = None,
+    kb: str | Path | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> EvalResult:
+    """Evaluate one run of a RAG system against ``dataset`` and write ``runs/<run-id>/``.
+
+    Exactly one of ``run_file``, ``target`` (``package.module:function``, a callable, or ``"bm25"`` for the
+    built-in baseline; ``kb`` gives the baseline another corpus) or ``endpoint`` (URL) says where the run comes
+    from. Pairs the run lacks and questions that failed count as failed samples. The gate result is returned,
+    not raised: the CLI turns a failed gate into exit code 1.
+    """
+    from goldset.config import find_workspace
+    from goldset.dataset import Dataset
+    from goldset.errors import UsageError
+    from goldset.evaluate import sources
+    from goldset.evaluate.gate import Thresholds, check_gate, load_thresholds
+    from goldset.evaluate.runs import git_revision, make_run_id, write_run
+    from goldset.evaluate.sampling import stratified_sample
+    from goldset.evaluate.scoring import score_run, summarize
+    from goldset.schema import RunMeta
+
+    given = [name for name, v in (("--run", run_file), ("--target", target), ("--endpoint", endpoint)) if v]
+    if len(given) != 1:
+        what = "none" if not given else " and ".join(given)
+        raise UsageError(f"give exactly one of --run FILE, --target MODULE:FUNCTION or --endpoint URL (got {what})")
+
+    ws = ws if ws is not None else find_workspace(required=False)
+    runner = sources.load_runner_settings(ws, {"concurrency": concurrency, "timeout_s": timeout_s})
+    settings = settings if settings is not None else load_scoring_settings(ws)
+    data = dataset if isinstance(dataset, Dataset) else sources.resolve_dataset(dataset, ws)
+    dataset_label = str(dataset if not isinstance(dataset, Dataset) else (data.path or "dataset"))
+    fingerprint = sources.dataset_fingerprint(data)
+    notes: list[str] = []
+
+    pairs, note = sources.select_pairs(data)
+    if note:
+        notes.append(note)
+    if sample is not None:
+        pairs = stratified_sample(pairs, sample, seed)
+        notes.append(f"stratified sample: {len(pairs)} questions (seed {seed}), every question type represented")
+
+    # Thresholds are read before the run so a typo in them fails in a second, not after an hour of questions.
+    gate_spec: Thresholds | None = None
+    thresholds_path: Path | None = None
+    if isinstance(thresholds, Thresholds):
+        gate_spec = thresholds
+    elif thresholds is not None:
+        thresholds_path = Path(thresholds)
+        gate_spec = load_thresholds(thresholds_path)
+    runs_dir = Path(runner.runs_dir) if runner.runs_dir else (ws.runs_dir if ws else Path("runs"))
+    if runner.runs_dir and ws is not None and not runs_dir.is_absolute():
+        runs_dir = ws.root / runs_dir
+    baseline = None
+    if gate_spec is not None and gate_spec.relative is not None:
+        baseline = _read_baseline(gate_spec.relative.baseline, ws, runs_dir, thresholds_path)
+        if baseline.meta.manifest_hash and baseline.meta.manifest_hash != fingerprint:
+            from goldset.errors import InputError
+
+            raise InputError(
+                f"{baseline.folder}: the baseline run was scored against another dataset "
+                f"(hash {baseline.meta.manifest_hash}, this one {fingerprint}); re-run the baseline on this version"
+            )
+
+    by_id = {p.id: p for p in pairs}
+    if run_file is not None:
+        run = sources.read_run_file(Path(run_file), data, fingerprint=fingerprint)
+        notes += run.notes
+        extra = sorted(set(run.samples) - set(by_id))
+        if extra:
+            notes.append(f"{len(extra)} sample(s) in the run file are for pairs not evaluated here; ignored")
+        samples = {pid: s for pid, s in run.samples.items() if pid in by_id}
+        missing = [p for p in pairs if p.id not in samples]
+        for p in missing:
+            samples[p.id] = sources.missing_sample(p, f"missing from run file {Path(run_file).name}")
+        if missing:
+            shown = ", ".join(p.id for p in missing[:5]) + (" …" if len(missing) > 5 else "")
+            notes.append(f"{len(missing)} pair(s) missing from the run file count as failed samples: {shown}")
+        label, target_desc = Path(run_file).stem, f"file:{run_file}"
+    elif target is not None:
+        if isinstance(target, str) and target in BM25_TARGETS:
+            from goldset.baselines.bm25 import make_target
+
+            fn = make_target(data if kb is None else None, kb_dir=kb)
+            corpus = f"kb {kb}" if kb else "dataset chunks"
+            label, target_desc = "bm25-baseline", f"target:goldset.baselines.bm25:answer ({corpus})"
+        elif isinstance(target, str):
+            fn = sources.load_target(target)
+            label, target_desc = target.rpartition(":")[2] or target, f"target:{target}"
+        else:
+            fn = target
+            name = getattr(target, "__qualname__", type(target).__name__)
+            label, target_desc = name, f"target:{getattr(target, '__module__', '?')}:{name}"
+        samples = sources.run_callable(
+            fn, pairs, concurrency=runner.concurrency, timeout_s=runner.timeout_s, progress=progress
+        )
+    else:
+        url = str(endpoint)
+        samples = sources.run_endpoint(
+            url,
+            pairs,
+            runner.endpoint,
+            ws=ws,
+            concurrency=runner.concurrency,
+            timeout_s=runner.timeout_s,
+            progress=progress,
+        )
+        safe = sources.redact_url(url)
+        label, target_desc = safe.split("//", 1)[-1].split("/", 1)[0], f"endpoint:{safe}"
+
+    # Stored samples carry their question, so a run folder reads on its own (report, compare).
+    samples = {
+        pid: (s if s.question else s.model_copy(update={"question": by_id[pid].question})) for pid, s in samples.items()
+    }
+    n_failed = sum(1 for s in samples.values() if s.error)
+    if n_failed:
+        notes.append(f"{n_failed} of {len(pairs)} sample(s) failed; they count against the system")
+
+    run_id = make_run_id(label, fingerprint)
+    scores = score_run(pairs, samples, settings)
+    summary = summarize(run_id, scores, samples, settings)
+    meta = RunMeta(
+        run_id=run_id,
+        dataset=dataset_label,
+        dataset_version=data.manifest.version if data.manifest else None,
+        manifest_hash=fingerprint,
+        target=target_desc,
+        git_revision=git_revision(ws.root if ws else Path.cwd()),
+        metric_config=settings.model_dump(mode="json"),
+        n_samples=len(pairs),
+        sample={"n": sample, "seed": seed} if sample is not None else None,
+    )
+    folder = Path(out_dir) if out_dir is not None else runs_dir / run_id
+    write_run(folder, meta, list(samples.values()), scores, summary)
+
+    gate = check_gate(summary, gate_spec, baseline.summary if baseline else None) if gate_spec else None
+    if baseline is not None and baseline.meta.sample != meta.sample:
+        def what(s: dict | None) -> str:
+            return f"a sample {s}" if s else "the full set"
+
+        notes.append(
+            f"baseline {baseline.run_id} was run on {what(baseline.meta.sample)}, this run on {what(meta.sample)}: "
+            f"relative limits compare different questions"
+        )
+    return EvalResult(
+        run_id=run_id, folder=folder, meta=meta, summary=summary, scores=scores, samples=samples, gate=gate, notes=notes
+    )
