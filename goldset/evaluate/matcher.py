@@ -1,0 +1,273 @@
+"""Which retrieved contexts are relevant to a pair: the matcher. It decides every retrieval number.
+
+Users' systems chunk documents their own way, so a retrieved context rarely *is* one of goldset's chunks. A
+pair's evidence is a list of verbatim quotes, each with the chunk and document it came from; a context is
+relevant when it matches one of them. Modes (``eval.matcher``):
+
+``text``
+    The units are the pair's distinct quotes. Quote and context are compared as token sequences
+    (:func:`goldset.text.tokenize`: NFKC, case-folded, punctuation and whitespace ignored, one token per CJK
+    character), so line breaks, Markdown emphasis or full-width punctuation do not matter. A context matches a
+    quote when it holds the whole quote, or, for a quote of at least ``text_match_min_tokens`` tokens cut by a
+    chunk boundary, when it holds the quote's first or last ``need`` tokens, or lies wholly inside the quote and
+    spans ``need`` tokens, where ``need = max(ceil(text_match_min × quote tokens), text_match_min_tokens)``.
+    With the default ``text_match_min`` 0.5 a quote cut in two always counts for the context holding the
+    larger piece; the token floor keeps a few common words from matching.
+``chunk_id`` / ``doc_id``
+    The units are the distinct evidence chunk (document) ids; a context matches when it carries that id.
+    For systems that index goldset's own chunks (chunk_id) or only want the right document (doc_id).
+``auto`` (default)
+    Units are quotes, as for ``text``. A context matches a quote when its text does (as above) or when it
+    carries the id of the chunk the quote was taken from (ids are trusted when present); a context with no
+    text and no chunk id falls back to its document id.
+
+How matches become per-rank relevance (each unit counts once, at the first rank that finds it; each context
+counts once at its rank) is defined in :mod:`goldset.evaluate.metrics.retrieval`. Context recall also counts a
+quote as covered when pieces of it in several contexts together hold ``need`` of its tokens.
+
+Performance: every context text is tokenised once per :class:`Matcher` (cached by text: real systems retrieve
+from a fixed index, so the same chunk texts recur); a (context, quote) comparison is at most four substring
+searches in C, never a token-by-token alignment.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from goldset.evaluate.metrics.retrieval import RankedRelevance
+from goldset.text import tokenize
+
+if TYPE_CHECKING:
+    from goldset.evaluate.settings import EvalSettings
+    from goldset.schema.pairs import Evidence, QAPair
+    from goldset.schema.runs import RetrievedContext
+
+MatcherMode = Literal["auto", "text", "chunk_id", "doc_id"]
+MODES: tuple[str, ...] = ("auto", "text", "chunk_id", "doc_id")
+
+_CACHE_LIMIT = 50_000  # distinct context texts kept tokenised (a few hundred MB at worst; cleared when full)
+
+
+def canonical(text: str) -> str:
+    """Space-padded, space-joined tokens: `` tok tok tok ``; token-sequence containment is then substring
+    containment (the padding keeps matches on token boundaries). Empty when the text has no tokens."""
+    tokens = tokenize(text)
+    return f" {' '.join(tokens)} " if tokens else ""
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceUnit:
+    """One relevant unit of a pair: a distinct quote (text/auto) or a distinct chunk/document id."""
+
+    key: str
+    chunk_ids: frozenset[str]
+    doc_ids: frozenset[str]
+    tokens: tuple[str, ...] = ()
+    padded: str = ""  # canonical quote ("" for id units or a quote without tokens)
+    need: int = 0  # tokens a partial match must hold (0 = whole quote only)
+    head: str = ""  # canonical first `need` tokens
+    tail: str = ""  # canonical last `need` tokens
+    head_min: str = ""  # canonical first `min_tokens` tokens: cheap pre-check, and the smallest piece counted
+    tail_min: str = ""
+
+    @property
+    def n_tokens(self) -> int:
+        return len(self.tokens)
+
+
+def _pad(tokens: Sequence[str]) -> str:
+    return f" {' '.join(tokens)} "
+
+
+class Matcher:
+    """Decides which contexts match which evidence units. Holds a cache: reuse one matcher for a whole run."""
+
+    def __init__(self, mode: str = "auto", min_share: float = 0.5, min_tokens: int = 8) -> None:
+        if mode not in MODES:
+            raise ValueError(f"unknown matcher {mode!r}; use one of {', '.join(MODES)}")
+        if not 0 < min_share <= 1 or min_tokens < 1:
+            raise ValueError("min_share must be in (0, 1] and min_tokens >= 1")
+        self.mode = mode
+        self.min_share = min_share
+        self.min_tokens = min_tokens
+        self._cache: dict[str, tuple[str, int]] = {}
+
+    @classmethod
+    def from_settings(cls, settings: EvalSettings) -> Matcher:
+        return cls(settings.matcher, settings.text_match_min, settings.text_match_min_tokens)
+
+    # -- units -------------------------------------------------------------------------------------------------
+
+    def units(self, evidence: QAPair | Sequence[Evidence]) -> list[EvidenceUnit]:
+        """The pair's distinct relevant units, in evidence order."""
+        entries = evidence.evidence if hasattr(evidence, "evidence") else evidence
+        if self.mode in ("chunk_id", "doc_id"):
+            attr = self.mode
+            groups: dict[str, list[Evidence]] = {}
+            for e in entries:
+                groups.setdefault(getattr(e, attr), []).append(e)
+            return [
+                EvidenceUnit(key, frozenset(e.chunk_id for e in es), frozenset(e.doc_id for e in es))
+                for key, es in groups.items()
+            ]
+        by_quote: dict[tuple[str, ...], list[Evidence]] = {}
+        for e in entries:
+            by_quote.setdefault(tuple(tokenize(e.quote)), []).append(e)
+        out = []
+        for tokens, es in by_quote.items():
+            chunk_ids = frozenset(e.chunk_id for e in es)
+            doc_ids = frozenset(e.doc_id for e in es)
+            key = " ".join(tokens) or es[0].quote
+            if not tokens:  # a quote of punctuation only: only its ids can match it
+                out.append(EvidenceUnit(key, chunk_ids, doc_ids))
+                continue
+            n = len(tokens)
+            if n >= self.min_tokens:
+                need = min(n, max(math.ceil(self.min_share * n - 1e-9), self.min_tokens))
+                m = self.min_tokens
+                out.append(
+                    EvidenceUnit(
+                        key, chunk_ids, doc_ids, tokens, _pad(tokens), need,
+                        _pad(tokens[:need]), _pad(tokens[-need:]), _pad(tokens[:m]), _pad(tokens[-m:]),
+                    )
+                )  # fmt: skip
+            else:
+                out.append(EvidenceUnit(key, chunk_ids, doc_ids, tokens, _pad(tokens)))
+        return out
+
+    # -- contexts ----------------------------------------------------------------------------------------------
+
+    def canon(self, text: str) -> tuple[str, int]:
+        """(canonical form, token count) of a context text, cached."""
+        hit = self._cache.get(text)
+        if hit is None:
+            if len(self._cache) >= _CACHE_LIMIT:
+                self._cache.clear()
+            c = canonical(text)
+            hit = (c, c.count(" ") - 1 if c else 0)
+            self._cache[text] = hit
+        return hit
+
+    def _text_match(self, c: str, cn: int, u: EvidenceUnit) -> tuple[bool, bool]:
+        """(matches, holds a countable piece): the second is for context recall's union of pieces."""
+        if not u.padded or not c:
+            return False, False
+        if u.padded in c:
+            return True, True
+        if not u.need:
+            return False, False
+        pre = u.head_min in c
+        if pre and u.head in c:
+            return True, True
+        suf = u.tail_min in c
+        if suf and u.tail in c:
+            return True, True
+        inside = self.min_tokens <= cn < u.n_tokens and c in u.padded
+        if inside and cn >= u.need:
+            return True, True
+        return False, pre or suf or inside
+
+    def matches(self, context: RetrievedContext, unit: EvidenceUnit) -> bool:
+        """Whether one context matches one unit (see the module docstring)."""
+        return self._match(context, unit, *self._context_canon(context))[0]
+
+    def _context_canon(self, context: RetrievedContext) -> tuple[str, int]:
+        if self.mode in ("chunk_id", "doc_id") or not context.text:
+            return "", 0
+        return self.canon(context.text)
+
+    def _match(self, ctx: RetrievedContext, u: EvidenceUnit, c: str, cn: int) -> tuple[bool, bool]:
+        mode = self.mode
+        if mode == "chunk_id":
+            return ctx.chunk_id is not None and ctx.chunk_id == u.key, False
+        if mode == "doc_id":
+            return ctx.doc_id is not None and ctx.doc_id == u.key, False
+        hit, piece = self._text_match(c, cn, u)
+        if hit or mode == "text":
+            return hit, piece
+        if ctx.chunk_id is not None and ctx.chunk_id in u.chunk_ids:
+            return True, True
+        if not c and ctx.chunk_id is None and ctx.doc_id is not None and ctx.doc_id in u.doc_ids:
+            return True, True
+        return False, piece
+
+    # -- ranking -----------------------------------------------------------------------------------------------
+
+    def relevance(
+        self, evidence: QAPair | Sequence[Evidence] | list[EvidenceUnit], contexts: Sequence[RetrievedContext]
+    ) -> RankedRelevance:
+        """Per-rank relevance of ``contexts`` (in rank order) for a pair (or its precomputed units)."""
+        units = evidence if isinstance(evidence, list) and evidence and isinstance(evidence[0], EvidenceUnit) else None
+        if units is None:
+            units = self.units(evidence)  # type: ignore[arg-type]
+        n_units = len(units)
+        found = [False] * n_units
+        pieces: list[list[str]] | None = None
+        rel: list[int] = []
+        new_units: list[int] = []
+        matched: list[int] = []
+        for ctx in contexts:
+            c, cn = self._context_canon(ctx)
+            any_hit = False
+            new = 0
+            for j, u in enumerate(units):
+                hit, piece = self._match(ctx, u, c, cn)
+                if hit:
+                    any_hit = True
+                    if not found[j]:
+                        found[j] = True
+                        new += 1
+                elif piece:
+                    if pieces is None:
+                        pieces = [[] for _ in range(n_units)]
+                    pieces[j].append(c)
+            rel.append(1 if new else 0)
+            new_units.append(new)
+            matched.append(1 if any_hit else 0)
+        n_found = sum(found)
+        covered = n_found
+        if pieces is not None:
+            covered += sum(
+                1 for j, u in enumerate(units) if not found[j] and pieces[j] and self._union_covers(u, pieces[j])
+            )
+        return RankedRelevance(tuple(rel), tuple(new_units), tuple(matched), n_units, covered)
+
+    def _union_covers(self, u: EvidenceUnit, contexts: list[str]) -> bool:
+        """Whether pieces of quote ``u`` in several contexts together hold ``need`` of its tokens."""
+        n = u.n_tokens
+        spans: list[tuple[int, int]] = []
+        for c in contexts:
+            if u.head_min in c:
+                spans.append((0, self._longest(u.tokens, c, prefix=True)))
+            if u.tail_min in c:
+                spans.append((n - self._longest(u.tokens, c, prefix=False), n))
+            cn = c.count(" ") - 1
+            if self.min_tokens <= cn < n:
+                idx = u.padded.find(c)
+                if idx >= 0:
+                    start = u.padded.count(" ", 0, idx + 1) - 1
+                    spans.append((start, start + cn))
+        spans.sort()
+        total = 0
+        end = 0
+        for a, b in spans:
+            a = max(a, end)
+            if b > a:
+                total += b - a
+                end = b
+        return total >= u.need
+
+    def _longest(self, tokens: tuple[str, ...], c: str, *, prefix: bool) -> int:
+        """Longest prefix (suffix) of ``tokens`` held by canonical context ``c``; at least ``min_tokens``."""
+        lo, hi = self.min_tokens, len(tokens)
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            piece = tokens[:mid] if prefix else tokens[-mid:]
+            if _pad(piece) in c:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo

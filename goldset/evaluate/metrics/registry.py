@@ -1,0 +1,94 @@
+"""The metric registry: every metric is a small pure function registered with a name, a family, a description,
+its parameters and a citation, so documentation (``list_metrics()``) and scoring read one source of truth.
+
+Families and the per-sample input their functions take:
+
+- ``retrieval``: :class:`~goldset.evaluate.metrics.retrieval.RankedRelevance` (+ ``k`` for ``@k`` metrics)
+- ``lexical``, ``refusal``, ``conciseness``: :class:`~goldset.evaluate.metrics.lexical.AnswerInput`
+- ``system``: a list of per-sample values (these aggregate a run, they are not per-sample)
+
+A function returns ``float`` or ``None`` (``None`` = not applicable to this sample, e.g. retrieval metrics of
+an unanswerable pair; it is left out of averages).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+FAMILIES = ("retrieval", "lexical", "refusal", "conciseness", "system")
+
+
+@dataclass(frozen=True)
+class MetricInfo:
+    """A registered metric. ``name`` may hold ``@k`` (expanded per cut-off: ``recall@k`` → ``recall@5``)."""
+
+    name: str
+    family: str
+    description: str
+    citation: str
+    fn: Callable[..., Any]
+    params: dict[str, str] = field(default_factory=dict)
+    higher_is_better: bool = True
+
+    def output_name(self, **params: Any) -> str:
+        """The name a value is stored under, e.g. ``recall@5`` for ``recall@k`` with ``k=5``."""
+        if "k" in params and self.name.endswith("@k"):
+            return f"{self.name[:-2]}@{params['k']}"
+        return self.name
+
+
+_REGISTRY: dict[str, MetricInfo] = {}
+
+
+def metric(
+    *,
+    name: str,
+    family: str,
+    description: str,
+    citation: str,
+    params: dict[str, str] | None = None,
+    higher_is_better: bool = True,
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register the decorated pure function under ``name``. Names are unique across families."""
+    if family not in FAMILIES:
+        raise ValueError(f"unknown metric family {family!r}; known: {', '.join(FAMILIES)}")
+
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        if name in _REGISTRY and _REGISTRY[name].fn is not fn:
+            raise ValueError(f"metric {name!r} is registered twice")
+        _REGISTRY[name] = MetricInfo(name, family, description, citation, fn, dict(params or {}), higher_is_better)
+        return fn
+
+    return register
+
+
+def _load() -> None:
+    """Import the metric families so their decorators have run (cheap: pure Python, no heavy imports)."""
+    from goldset.evaluate.metrics import conciseness, lexical, refusal, retrieval, system  # noqa: F401
+
+
+def list_metrics(family: str | None = None) -> list[MetricInfo]:
+    """Every registered metric (of one family), in registration order."""
+    _load()
+    return [m for m in _REGISTRY.values() if family is None or m.family == family]
+
+
+def get_metric(name: str) -> MetricInfo:
+    """A metric by registered name (``recall@k``) or by output name (``recall@5``); KeyError if unknown."""
+    _load()
+    if name in _REGISTRY:
+        return _REGISTRY[name]
+    base, sep, k = name.rpartition("@")
+    if sep and k.isdigit() and f"{base}@k" in _REGISTRY:
+        return _REGISTRY[f"{base}@k"]
+    raise KeyError(name)
+
+
+def higher_is_better(name: str) -> bool | None:
+    """Direction of a registered metric by (output) name; ``None`` when the registry does not know it."""
+    try:
+        return get_metric(name).higher_is_better
+    except KeyError:
+        return None

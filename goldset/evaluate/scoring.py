@@ -1,0 +1,255 @@
+"""Per-sample scoring, aggregation and the weighted overall score.
+
+``score_sample`` turns one pair and the system's sample into :class:`SampleScores`: every registered metric of the
+families ``retrieval``, ``lexical``, ``refusal`` and ``conciseness``, with the parameters from ``eval`` settings.
+
+- Unanswerable pairs have no relevant context: their retrieval and lexical metrics are ``None`` (left out of
+  those averages) and they are scored on ``correct_refusal``. Answerable pairs get ``false_refusal``.
+- A sample that is missing from the run, or reports an ``error``, is *failed*: every applicable metric takes its
+  worst value (0, or 1 for lower-is-better ones such as ``false_refusal``), so failures count against the system
+  in every average instead of silently shrinking it. ``summarize`` reports them (``n_failed``, ``error_rate``,
+  ``n_missing``).
+
+``summarize`` averages each metric over the samples where it is not ``None``: overall, per question type, per
+language and per document (a sample counts for each document its evidence cites; unanswerable pairs cite none).
+Each group dict also holds ``n``, the number of samples in the group. The overall score is the weighted mean of
+``eval.weights`` (penalty metrics such as ``hallucination`` enter as 1 - value); weighted metrics the run did not
+compute (judge metrics before a judge ran) are listed in ``left_out`` and the other weights renormalised.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from goldset.evaluate.matcher import Matcher
+from goldset.evaluate.metrics.lexical import AnswerInput
+from goldset.evaluate.metrics.refusal import compile_patterns, is_refusal
+from goldset.evaluate.metrics.registry import list_metrics
+from goldset.evaluate.metrics.retrieval import RankedRelevance
+from goldset.evaluate.metrics.system import PERCENTILES, error_rate, mean, percentile, sample_cost, tokens_per_second
+from goldset.schema.runs import RunSample, RunSummary, SampleScores
+from goldset.text import tokenize
+
+if TYPE_CHECKING:
+    from goldset.evaluate.settings import EvalSettings
+    from goldset.schema.pairs import QAPair
+
+SAMPLE_FAMILIES = ("retrieval", "lexical", "refusal", "conciseness")
+MISSING = "missing from the run"
+
+
+@dataclass(frozen=True, slots=True)
+class _Planned:
+    out: str
+    family: str
+    fn: Callable[..., float | None]
+    kwargs: dict[str, Any]
+    worst: float
+
+
+def _plan(settings: EvalSettings) -> list[_Planned]:
+    """Every per-sample metric to compute, with its parameter values from the settings (``@k`` per cut-off)."""
+    sources: dict[str, list[Any]] = {
+        "k": list(settings.ks),
+        "max_ratio": [settings.conciseness.max_ratio],
+        "slack_tokens": [settings.conciseness.slack_tokens],
+    }
+    plan: list[_Planned] = []
+    for family in SAMPLE_FAMILIES:
+        for info in list_metrics(family):
+            combos: list[dict[str, Any]] = [{}]
+            for p in info.params:
+                if p not in sources:
+                    raise ValueError(f"metric {info.name!r}: no setting provides parameter {p!r}")
+                combos = [{**c, p: v} for c in combos for v in sources[p]]
+            worst = 0.0 if info.higher_is_better else 1.0
+            plan += [_Planned(info.output_name(**c), family, info.fn, c, worst) for c in combos]
+    return plan
+
+
+class Scorer:
+    """Scores samples with one settings object: the metric plan, refusal regex and matcher cache are built once."""
+
+    def __init__(self, settings: EvalSettings) -> None:
+        self.settings = settings
+        self.matcher = Matcher.from_settings(settings)
+        self.refusal = compile_patterns(settings.refusal_patterns)
+        self.plan = _plan(settings)
+        self._no_contexts = RankedRelevance((), (), (), 0, 0)
+
+    def score(self, pair: QAPair, sample: RunSample | None) -> SampleScores:
+        answerable = pair.question_type != "unanswerable"
+        failed = sample is None or sample.error is not None
+        error = MISSING if sample is None else sample.error
+        ref_tokens = tuple(tokenize(pair.answer))
+        if failed or sample is None:
+            answer = AnswerInput((), ref_tokens, answerable, False)
+            ranked = RankedRelevance((), (), (), len(self.matcher.units(pair)), 0)
+        else:
+            answer = AnswerInput(
+                tuple(tokenize(sample.answer)), ref_tokens, answerable, is_refusal(sample.answer, self.refusal)
+            )
+            ranked = self.matcher.relevance(pair, sample.contexts) if answerable else self._no_contexts
+        metrics: dict[str, float | None] = {}
+        for p in self.plan:
+            if p.family == "retrieval":
+                value = p.fn(ranked, **p.kwargs) if answerable else None
+            else:
+                value = p.fn(answer, **p.kwargs)
+            if failed and value is not None:
+                value = p.worst
+            metrics[p.out] = value
+        return SampleScores(
+            pair_id=pair.id,
+            question_type=str(pair.question_type),
+            language=pair.language,
+            doc_ids=pair.doc_ids,
+            failed=failed,
+            error=error if failed else None,
+            metrics=metrics,
+        )
+
+
+def score_sample(pair: QAPair, sample: RunSample | None, settings: EvalSettings) -> SampleScores:
+    """Score one pair; ``sample`` None (missing) or with ``error`` → ``failed`` and worst values (module doc).
+
+    For many samples use :func:`score_run` (or one :class:`Scorer`): it builds the matcher cache once.
+    """
+    return Scorer(settings).score(pair, sample)
+
+
+def score_run(pairs: list[QAPair], samples: Mapping[str, RunSample], settings: EvalSettings) -> list[SampleScores]:
+    """One :class:`SampleScores` per pair, in the pairs' order; pairs without a sample are failed, not dropped."""
+    scorer = Scorer(settings)
+    return [scorer.score(pair, samples.get(pair.id)) for pair in pairs]
+
+
+# -- aggregation -----------------------------------------------------------------------------------------------
+
+
+def mean_metrics(scores: Iterable[SampleScores]) -> dict[str, float]:
+    """Mean of each metric over the samples where it is not None, plus ``n`` (samples in the group)."""
+    sums: dict[str, list[float]] = {}
+    n = 0
+    for s in scores:
+        n += 1
+        for name, value in s.metrics.items():
+            if value is not None:
+                sums.setdefault(name, []).append(value)
+    out = {name: math.fsum(values) / len(values) for name, values in sums.items()}
+    out["n"] = float(n)
+    return out
+
+
+def _grouped(scores: list[SampleScores], key: Callable[[SampleScores], Iterable[str]]) -> dict[str, dict[str, float]]:
+    groups: dict[str, list[SampleScores]] = {}
+    for s in scores:
+        for k in key(s):
+            groups.setdefault(k, []).append(s)
+    return {k: mean_metrics(groups[k]) for k in sorted(groups)}
+
+
+def weighted_score(
+    overall: Mapping[str, float], weights: Mapping[str, float], penalties: Iterable[str] = ("hallucination",)
+) -> tuple[float | None, dict[str, float], list[str]]:
+    """(score, weights used renormalised to sum 1, weighted metrics left out because not computed).
+
+    Metrics in ``penalties``, and registered lower-is-better metrics, enter as ``1 - value``.
+    """
+    from goldset.evaluate.metrics.registry import higher_is_better
+
+    invert = set(penalties)
+    present = {m: w for m, w in weights.items() if w > 0 and overall.get(m) is not None}
+    left_out = sorted(m for m, w in weights.items() if w > 0 and m not in present)
+    total = math.fsum(present.values())
+    if total <= 0:
+        return None, {}, left_out
+    used = {m: w / total for m, w in present.items()}
+    score = 0.0
+    for m, w in used.items():
+        value = overall[m]
+        if m in invert or higher_is_better(m) is False:
+            value = 1.0 - value
+        score += w * value
+    return score, used, left_out
+
+
+def system_metrics(
+    scores: list[SampleScores], samples: Mapping[str, RunSample], settings: EvalSettings
+) -> dict[str, float]:
+    """Latency percentiles and means (total and per stage), tokens, throughput, cost and errors of a run.
+
+    Only the samples of the scored pairs count (a run may hold extra samples); missing ones count as errors.
+    """
+    present = [samples[s.pair_id] for s in scores if s.pair_id in samples]
+    out: dict[str, float] = {}
+    stages = (
+        ("latency", "total_ms"),
+        ("retrieval_latency", "retrieval_ms"),
+        ("generation_latency", "generation_ms"),
+        ("ttft", "ttft_ms"),
+    )
+    for prefix, attr in stages:
+        values = [v for s in present if (v := getattr(s.latency, attr)) is not None]
+        if not values:
+            continue
+        for q in PERCENTILES:
+            out[f"{prefix}_p{q}_ms"] = percentile(values, q)  # type: ignore[assignment]
+        out[f"{prefix}_mean_ms"] = mean(values)  # type: ignore[assignment]
+    for attr in ("tokens_in", "tokens_out"):
+        values = [v for s in present if (v := getattr(s, attr)) is not None]
+        if values:
+            out[f"{attr}_total"] = float(sum(values))
+            out[f"{attr}_mean"] = sum(values) / len(values)
+    toks, millis = [], []
+    for s in present:
+        ms = s.latency.generation_ms if s.latency.generation_ms is not None else s.latency.total_ms
+        if s.tokens_out is not None and ms is not None:
+            toks.append(float(s.tokens_out))
+            millis.append(ms)
+    tps = tokens_per_second(toks, millis)
+    if tps is not None:
+        out["output_tokens_per_s"] = tps
+    prices = settings.prices
+    costs = [
+        c
+        for s in present
+        if (c := sample_cost(s.cost_usd, s.tokens_in, s.tokens_out, prices.input_per_mtok, prices.output_per_mtok))
+        is not None
+    ]
+    if costs:
+        out["cost_usd_total"] = math.fsum(costs)
+        out["cost_usd_mean"] = math.fsum(costs) / len(costs)
+    n_failed = sum(1 for s in scores if s.failed)
+    rate = error_rate(n_failed, len(scores))
+    if rate is not None:
+        out["error_rate"] = rate
+    out["n_errors"] = float(sum(1 for s in scores if s.failed and s.error != MISSING))
+    out["n_missing"] = float(sum(1 for s in scores if s.error == MISSING))
+    return out
+
+
+def summarize(
+    run_id: str, scores: list[SampleScores], samples: Mapping[str, RunSample], settings: EvalSettings
+) -> RunSummary:
+    """The run's summary: metric means overall and by type, language and document; system metrics; the
+    weighted overall score (see the module docstring)."""
+    overall = mean_metrics(scores)
+    overall.pop("n", None)  # RunSummary.n_samples holds it
+    score, used, left_out = weighted_score(overall, settings.weights, settings.penalties)
+    return RunSummary(
+        run_id=run_id,
+        n_samples=len(scores),
+        n_failed=sum(1 for s in scores if s.failed),
+        overall=overall,
+        by_type=_grouped(scores, lambda s: [s.question_type]),
+        by_language=_grouped(scores, lambda s: [s.language]),
+        by_doc=_grouped(scores, lambda s: s.doc_ids),
+        system=system_metrics(scores, samples, settings),
+        overall_score=score,
+        weights_used=used,
+        left_out=left_out,
+    )

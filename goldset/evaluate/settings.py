@@ -1,0 +1,119 @@
+"""Settings of the ``eval`` section of goldset.yaml: how relevance is decided, which cut-offs, how the overall
+score is weighted.
+
+Kept apart from the scoring code so reading the settings imports nothing heavy. Every default here is
+documented in ``goldset/_templates/goldset.yaml`` (the file ``goldset init`` writes).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+#: Refusal patterns (Python regular expressions), searched in the *normalised* answer (NFKC, case-folded,
+#: whitespace collapsed), so full-width punctuation and capitals need no special cases.
+DEFAULT_REFUSAL_PATTERNS: list[str] = [
+    # English
+    r"\b(?:i|we) (?:do not|don['’]?t|cannot|can['’]?t|could not|couldn['’]?t|am unable to|are unable to) "
+    r"(?:know|find|answer|say|determine|tell|provide)",
+    r"\bi (?:do not|don['’]?t) have (?:enough |any |the )?(?:information|data|details|context)",
+    r"\b(?:unable|not able) to (?:answer|find|determine|provide)",
+    r"\bcannot be (?:answered|determined|found)\b",
+    r"\b(?:no|not enough|insufficient) (?:relevant |specific |sufficient )?(?:information|context|details?) "
+    r"(?:is |was )?(?:available|provided|given|about|on|regarding|in|to)\b",
+    r"\bnot (?:mentioned|provided|specified|covered|stated|described|found|given|included|addressed) "
+    r"(?:anywhere )?in (?:the |any of the )?(?:provided |given |available )?"
+    r"(?:context|contexts|documents?|documentation|sources?|knowledge base|passages?|texts?)",
+    r"\b(?:the )?(?:provided |given )?(?:context|contexts|documents?|documentation|sources?|knowledge base|passages?) "
+    r"(?:does|do|did) not (?:contain|mention|say|provide|include|specify|cover|describe|address|answer)",
+    # Chinese
+    r"无法(?:回答|确定|找到|得知|判断|提供|给出)",
+    r"我(?:不知道|不清楚|不确定)",
+    r"(?:没有|缺乏|缺少|并无|无)(?:提供|提到|提及|涉及|找到)?(?:任何)?(?:相关|足够|具体|明确)的?(?:信息|资料|内容|说明)",
+    r"(?:文档|资料|上下文|知识库|文中|原文|材料|内容)(?:中|里|内)?(?:没有|未|并未|并没有|未曾)"
+    r"(?:提及|提到|说明|涉及|包含|给出|描述|记载|介绍)",
+]
+
+#: Default weights of the overall score: the common RAG weighting of retrieval (recall@5, mrr), answer quality
+#: (faithfulness, completeness, conciseness) and a hallucination penalty. Judge metrics (faithfulness,
+#: completeness, hallucination) are left out, and the remaining weights renormalised, until a judge scores them.
+DEFAULT_WEIGHTS: dict[str, float] = {
+    "recall@5": 0.25,
+    "mrr": 0.15,
+    "faithfulness": 0.25,
+    "completeness": 0.20,
+    "conciseness": 0.05,
+    "hallucination": 0.10,
+}
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ConcisenessSettings(_Section):
+    """An answer is fully concise up to ``max_ratio`` × the reference's tokens + ``slack_tokens``; beyond that
+    budget its score falls as budget / length (twice the budget scores 0.5)."""
+
+    max_ratio: float = Field(2.0, gt=0)
+    slack_tokens: int = Field(10, ge=0)
+
+
+class PriceSettings(_Section):
+    """USD per million tokens, used for samples whose run did not report ``cost_usd`` itself."""
+
+    input_per_mtok: float | None = Field(None, ge=0)
+    output_per_mtok: float | None = Field(None, ge=0)
+
+
+class EvalSettings(_Section):
+    """The ``eval`` section. See :mod:`goldset.evaluate.matcher` for exactly how ``matcher`` decides relevance."""
+
+    ks: list[int] = Field(default_factory=lambda: [1, 3, 5, 10], description="Cut-offs of the @k metrics.")
+    matcher: Literal["auto", "text", "chunk_id", "doc_id"] = "auto"
+    text_match_min: float = Field(
+        0.5,
+        gt=0,
+        le=1,
+        description="Share of a quote's tokens a context must hold when the quote is split across contexts.",
+    )
+    text_match_min_tokens: int = Field(
+        8, ge=1, description="A partial quote match must also span at least this many tokens (short quotes: whole)."
+    )
+    refusal_patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_REFUSAL_PATTERNS))
+    conciseness: ConcisenessSettings = Field(default_factory=ConcisenessSettings)
+    weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+    penalties: list[str] = Field(
+        default_factory=lambda: ["hallucination"],
+        description="Weighted metrics where lower is better: the overall score adds weight × (1 - value).",
+    )
+    prices: PriceSettings = Field(default_factory=PriceSettings)
+
+    @field_validator("ks")
+    @classmethod
+    def _ks(cls, v: list[int]) -> list[int]:
+        if not v:
+            raise ValueError("give at least one cut-off, e.g. [1, 3, 5, 10]")
+        if any(k < 1 for k in v):
+            raise ValueError("cut-offs must be positive integers")
+        return sorted(set(v))
+
+    @field_validator("refusal_patterns")
+    @classmethod
+    def _patterns(cls, v: list[str]) -> list[str]:
+        for i, pattern in enumerate(v):
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"pattern {i} ({pattern!r}) is not a valid regular expression: {exc}") from None
+        return v
+
+    @field_validator("weights")
+    @classmethod
+    def _weights(cls, v: dict[str, float]) -> dict[str, float]:
+        bad = [name for name, w in v.items() if w < 0]
+        if bad:
+            raise ValueError(f"weight of {bad[0]!r} is negative; weights must be >= 0")
+        return v
