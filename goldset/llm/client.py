@@ -1,0 +1,418 @@
+"""The LLM client: the openai SDK's async client, with our own retries, rate limits, structured output and journal.
+
+One :class:`LLMClient` per endpoint per run. Calls go through a bounded pool (``concurrency``), the client-side
+rpm/tpm limiter, and a retry loop with exponential backoff and jitter on 429, 5xx, timeouts and connection
+errors. The SDK's own retries are off (``max_retries=0``) so that ``retry_budget`` (shared by every call of the
+client) really bounds the retries of a run. A 429's ``Retry-After`` and exhausted ``x-ratelimit-remaining-*``
+headers pause the whole client.
+
+Outcomes of :meth:`LLMClient.complete_json`:
+
+* a validated pydantic object (``CallResult.ok``), committed to the journal before it is returned;
+* ``CallResult(value=None, error=reason)`` when retries run out, the call times out, the server rejects the
+  request, or the reply still fails validation after one repair attempt (the model is shown its validation
+  error). The failure is recorded in the journal, never served from it, and the run goes on;
+* :class:`goldset.errors.EndpointError` for 401/403 (authentication, permission) and 404 (unknown model):
+  these would fail every call, so the run stops at once instead of burning retries.
+
+Error text from the server is redacted (:func:`goldset.llm.redact`) before it is shown, logged or stored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from goldset.errors import EndpointError
+from goldset.llm.journal import CallJournal, call_key
+from goldset.llm.ratelimit import RateLimiter, ratelimit_pause_seconds, retry_after_seconds
+from goldset.llm.redact import redact
+from goldset.llm.structured import (
+    ReplyError,
+    parse_reply,
+    response_format_json_schema,
+    schema_instruction,
+    schema_json,
+    with_instruction,
+)
+from goldset.llm.usage import Usage, cost_usd, estimate_tokens
+from goldset.text import estimate_llm_tokens
+
+if TYPE_CHECKING:
+    from goldset.llm.settings import Endpoint
+
+T = TypeVar("T", bound=BaseModel)
+
+log = logging.getLogger("goldset.llm")
+
+#: Completion tokens assumed for the tpm limiter when the call sets no max_tokens.
+DEFAULT_COMPLETION_ESTIMATE = 512
+#: How much of an invalid reply is shown back to the model in the repair attempt.
+REPAIR_ECHO_CHARS = 6000
+#: Longest pause a server can impose through Retry-After (a broken header must not stall a run for hours).
+MAX_SERVER_PAUSE_S = 300.0
+#: Words in a 400 that mean "this server does not support that response_format" (→ fall back to a weaker mode).
+_FORMAT_HINTS = ("response_format", "json_schema", "json_object", "schema", "structured", "guided", "format")
+_NEXT_MODE = {"json_schema": "json_object", "json_object": "text"}
+
+
+@dataclass
+class CallResult(Generic[T]):
+    """The outcome of one call. ``value`` is set on success, ``error`` (redacted, one line) on failure."""
+
+    value: T | None
+    error: str | None
+    key: str
+    cached: bool
+    usage: Usage
+    cost_usd: float | None
+    model: str
+    attempts: int
+
+    @property
+    def ok(self) -> bool:
+        return self.value is not None
+
+
+@dataclass
+class CallStats:
+    """Live counters of one client. ``calls`` counts HTTP requests actually sent (cache hits send none)."""
+
+    calls: int = 0
+    cache_hits: int = 0
+    failures: int = 0
+    retries: int = 0
+    repairs: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    #: Requests whose model has no price in the config (their tokens are counted, their cost is not).
+    unpriced_calls: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class _Fail(Exception):
+    """Internal: the call failed for good with this (already redacted) reason."""
+
+
+class LLMClient:
+    """Async client for one endpoint. Use ``async with LLMClient(endpoint, journal) as llm:``."""
+
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        journal: CallJournal | None = None,
+        *,
+        use_cache: bool = True,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.endpoint = endpoint
+        self.settings = endpoint.settings
+        self.journal = journal
+        self.use_cache = use_cache
+        self.stats = CallStats()
+        self._clock = clock
+        self._sleep = sleep
+        self._rng = rng or random.Random()
+        self.limiter = RateLimiter(self.settings.rpm, self.settings.tpm, clock=clock, sleep=sleep)
+        self._pool = asyncio.Semaphore(self.settings.concurrency)
+        self._budget = self.settings.retry_budget
+        self._auto = self.settings.structured == "auto"
+        self.mode: str = "json_schema" if self._auto else self.settings.structured
+        self._client: Any = None
+        self._fatal: EndpointError | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------------------------
+    def _sdk(self) -> Any:
+        if self._client is None:
+            from openai import AsyncOpenAI
+
+            self._client = AsyncOpenAI(
+                api_key=self.endpoint.client_key(),
+                base_url=self.endpoint.base_url,
+                max_retries=0,  # the retry loop and its budget are ours
+                timeout=self.settings.timeout_s + 5.0,  # the hard per-request limit is asyncio's, below
+            )
+        return self._client
+
+    async def __aenter__(self) -> LLMClient:
+        self._sdk()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+    @property
+    def retry_budget_left(self) -> int:
+        return self._budget
+
+    def _redact(self, text: str) -> str:
+        return redact(" ".join(str(text).split()), self.endpoint.secrets())
+
+    # -- the public call -------------------------------------------------------------------------------------
+    async def complete_json(
+        self,
+        messages: list[dict[str, str]],
+        schema: type[T],
+        *,
+        schema_name: str,
+        temperature: float | None = None,
+        seed: int | None = None,
+        max_tokens: int | None = None,
+    ) -> CallResult[T]:
+        """One structured call: cached reply if the journal has one, else the endpoint (see module docstring)."""
+        if self._fatal is not None:
+            raise self._fatal
+        params = {
+            "temperature": self.settings.temperature if temperature is None else temperature,
+            "seed": seed,
+            "max_tokens": max_tokens if max_tokens is not None else self.settings.max_tokens,
+        }
+        key = call_key(self.endpoint.model, messages, schema_json(schema), params)
+        cached = self._from_cache(key, schema)
+        if cached is not None:
+            return cached
+        async with self._pool:
+            if self._fatal is not None:
+                raise self._fatal
+            # Another task may have completed the same call while this one waited for the pool.
+            cached = self._from_cache(key, schema)
+            if cached is not None:
+                return cached
+            return await self._call(key, messages, schema, schema_name, params)
+
+    def _from_cache(self, key: str, schema: type[T]) -> CallResult[T] | None:
+        if not self.use_cache or self.journal is None:
+            return None
+        entry = self.journal.get(key)
+        if entry is None:
+            return None
+        try:
+            value = schema.model_validate(entry.reply)
+        except ValidationError:
+            return None  # stored under an older schema definition with the same JSON schema: call again
+        self.stats.cache_hits += 1
+        usage = Usage(
+            prompt_tokens=entry.prompt_tokens,
+            completion_tokens=entry.completion_tokens,
+            estimated=entry.usage_estimated,
+        )
+        return CallResult(
+            value=value, error=None, key=key, cached=True, usage=usage, cost_usd=entry.cost_usd, model=entry.model,
+            attempts=0,
+        )
+
+    # -- the retry loop --------------------------------------------------------------------------------------
+    async def _call(
+        self, key: str, messages: list[dict[str, str]], schema: type[T], schema_name: str, params: dict[str, Any]
+    ) -> CallResult[T]:
+        usage = Usage()
+        attempts = 0
+        repaired = False
+        convo: list[dict[str, str]] = [dict(m) for m in messages]
+        try:
+            while True:
+                mode = self.mode
+                sent = convo if mode == "json_schema" else with_instruction(convo, schema_instruction(schema))
+                estimate = estimate_tokens(sent) + (params["max_tokens"] or DEFAULT_COMPLETION_ESTIMATE)
+                if attempts >= self.settings.max_attempts:
+                    raise _Fail(f"gave up after {attempts} attempts")
+                await self.limiter.acquire(estimate)
+                attempts += 1
+                self.stats.calls += 1
+                try:
+                    content, got, headers, finish = await self._send(sent, schema, schema_name, mode, params)
+                except Exception as exc:  # classified below; anything unknown is re-raised
+                    await self._handle_error(exc, mode, attempts, estimate)
+                    continue
+                if got is None:  # the server sent no usage: estimate it, and say so
+                    got = Usage(
+                        prompt_tokens=estimate_tokens(sent), completion_tokens=estimate_llm_tokens(content or ""),
+                        estimated=True,
+                    )
+                usage = usage + got
+                self._count_tokens(got)
+                self.limiter.settle(estimate, got.total_tokens)
+                pause = ratelimit_pause_seconds(headers)
+                if pause:
+                    self.limiter.pause_for(min(pause, MAX_SERVER_PAUSE_S))
+                try:
+                    value = parse_reply(content or "", schema)
+                except ReplyError as exc:
+                    reason = str(exc)
+                    if finish == "length":
+                        reason += " (the reply was cut off at max_tokens; raise max_tokens)"
+                    if repaired:
+                        raise _Fail(f"{reason}; still invalid after one repair attempt") from None
+                    repaired = True
+                    self.stats.repairs += 1
+                    log.info("%s: invalid reply for %s, asking for a repair: %s", self.endpoint, schema_name, reason)
+                    convo = [
+                        *convo,
+                        {"role": "assistant", "content": (content or "")[:REPAIR_ECHO_CHARS]},
+                        {
+                            "role": "user",
+                            "content": f"Your reply was invalid: {reason}. Reply again with only the corrected "
+                            "JSON object that matches the schema.",
+                        },
+                    ]
+                    continue
+                return self._succeed(key, value, usage, attempts, schema_name, messages, params)
+        except _Fail as fail:
+            reason = self._redact(str(fail))
+            self.stats.failures += 1
+            log.warning("%s: %s call failed: %s", self.endpoint, schema_name, reason)
+            if self.journal is not None:
+                self.journal.put_failure(
+                    key, model=self.endpoint.model, schema_name=schema_name, error=reason,
+                    prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens, attempts=attempts,
+                )
+            return CallResult(
+                value=None, error=reason, key=key, cached=False, usage=usage,
+                cost_usd=cost_usd(self.endpoint, usage), model=self.endpoint.model, attempts=attempts,
+            )
+
+    def _count_tokens(self, got: Usage) -> None:
+        self.stats.prompt_tokens += got.prompt_tokens
+        self.stats.completion_tokens += got.completion_tokens
+        cost = cost_usd(self.endpoint, got)
+        if cost is None:
+            self.stats.unpriced_calls += 1
+        else:
+            self.stats.cost_usd += cost
+
+    def _succeed(
+        self, key: str, value: T, usage: Usage, attempts: int, schema_name: str, messages: list[dict[str, str]],
+        params: dict[str, Any],
+    ) -> CallResult[T]:
+        cost = cost_usd(self.endpoint, usage)
+        if self.journal is not None:  # committed before the result is used: a kill after this repeats nothing
+            self.journal.put(
+                key, model=self.endpoint.model, schema_name=schema_name, reply=value.model_dump(mode="json"),
+                prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
+                usage_estimated=usage.estimated, cost_usd=cost, attempts=attempts,
+                request={"messages": messages, "params": params, **self.endpoint.describe()},
+            )
+        return CallResult(
+            value=value, error=None, key=key, cached=False, usage=usage, cost_usd=cost, model=self.endpoint.model,
+            attempts=attempts,
+        )
+
+    async def _send(
+        self, messages: list[dict[str, str]], schema: type[BaseModel], schema_name: str, mode: str,
+        params: dict[str, Any],
+    ) -> tuple[str | None, Usage | None, Mapping[str, str], str | None]:
+        """One HTTP request. Returns (content, usage or None, response headers, finish_reason)."""
+        kwargs: dict[str, Any] = {
+            "model": self.endpoint.model,
+            "messages": messages,
+            "temperature": params["temperature"],
+        }
+        if params.get("seed") is not None:
+            kwargs["seed"] = params["seed"]
+        if params.get("max_tokens"):
+            kwargs["max_tokens"] = params["max_tokens"]
+        if mode == "json_schema":
+            kwargs["response_format"] = response_format_json_schema(schema, schema_name)
+        elif mode == "json_object":
+            kwargs["response_format"] = {"type": "json_object"}
+        sdk = self._sdk()
+        async with asyncio.timeout(self.settings.timeout_s):
+            raw = await sdk.chat.completions.with_raw_response.create(
+                **kwargs, extra_headers={"X-Goldset-Schema": schema_name}
+            )
+            completion = raw.parse()
+        headers = {k.lower(): v for k, v in raw.headers.items()}
+        if not completion.choices:
+            raise _Fail("the server returned no choices")
+        choice = completion.choices[0]
+        content = choice.message.content
+        if content is None and getattr(choice.message, "refusal", None):
+            raise _Fail(f"the model refused: {choice.message.refusal}")
+        usage = None
+        if completion.usage is not None:
+            usage = Usage(
+                prompt_tokens=completion.usage.prompt_tokens or 0,
+                completion_tokens=completion.usage.completion_tokens or 0,
+            )
+        return content, usage, headers, choice.finish_reason
+
+    async def _handle_error(self, exc: Exception, mode: str, attempts: int, estimate: int) -> None:
+        """Decide what a failed request means: fatal (raise), fall back, retry after a wait, or fail the call."""
+        import openai
+
+        if isinstance(exc, _Fail):
+            raise exc
+        if isinstance(exc, openai.APIStatusError):
+            status = exc.status_code
+            detail = self._redact(exc.message)
+            self.limiter.settle(estimate, 0)  # a refused request used none of our token allowance
+            if status in (401, 403):
+                what = "authentication failed" if status == 401 else "permission denied"
+                self._fatal = EndpointError(
+                    f"endpoint {self.endpoint}: {what} (HTTP {status}: {detail}); check the key in "
+                    f"{self.settings.api_key_env} (environment or .env)"
+                )
+                raise self._fatal
+            if status == 404:
+                self._fatal = EndpointError(
+                    f"endpoint {self.endpoint}: HTTP 404 ({detail}); check the model name (GOLDSET_MODEL or "
+                    f"llm.endpoints.{self.endpoint.name}.model) and that base_url ends in /v1"
+                )
+                raise self._fatal
+            if status in (400, 422) and self._auto and mode in _NEXT_MODE and (
+                any(h in detail.lower() for h in _FORMAT_HINTS)
+            ):
+                self.mode = _NEXT_MODE[mode]
+                log.warning("%s rejected response_format %s (%s); falling back to %s", self.endpoint, mode,
+                            detail, self.mode)
+                return  # a fallback is not a retry: it does not spend the budget
+            if status == 429 or status >= 500 or status == 408:
+                server_wait = retry_after_seconds({k.lower(): v for k, v in exc.response.headers.items()})
+                await self._retry(f"HTTP {status}: {detail}", attempts, server_wait)
+                return
+            raise _Fail(f"HTTP {status}: {detail}")
+        if isinstance(exc, TimeoutError | openai.APITimeoutError):
+            await self._retry(f"timed out after {self.settings.timeout_s:g} s", attempts, None)
+            return
+        if isinstance(exc, openai.APIConnectionError):
+            self.limiter.settle(estimate, 0)
+            await self._retry(f"cannot connect to {self.endpoint.base_url or 'api.openai.com'}", attempts, None)
+            return
+        if isinstance(exc, openai.APIResponseValidationError | ValueError):
+            raise _Fail(f"unreadable response from the server: {self._redact(str(exc))[:300]}") from None
+        raise exc
+
+    async def _retry(self, reason: str, attempts: int, server_wait: float | None) -> None:
+        """Spend one retry from the budget and wait, or fail the call if none is left."""
+        if attempts >= self.settings.max_attempts:
+            raise _Fail(f"{reason}; gave up after {attempts} attempts")
+        if self._budget <= 0:
+            raise _Fail(f"{reason}; the run's retry budget ({self.settings.retry_budget}) is spent")
+        self._budget -= 1
+        self.stats.retries += 1
+        if server_wait is not None:
+            # The server's limit is the account's: pause every call of this client, not just this one.
+            self.limiter.pause_for(min(server_wait, MAX_SERVER_PAUSE_S))
+            log.info("%s: %s; pausing %.2f s as the server asks", self.endpoint, reason, server_wait)
+            return
+        ceiling = min(self.settings.backoff_max_s, self.settings.backoff_base_s * 2 ** (attempts - 1))
+        delay = ceiling / 2 + self._rng.uniform(0, ceiling / 2)
+        log.info("%s: %s; retrying in %.2f s", self.endpoint, reason, delay)
+        await self._sleep(delay)

@@ -1,0 +1,149 @@
+"""Structured output: the pydantic schema as a strict ``json_schema`` response format, and the fallbacks.
+
+Endpoints differ: OpenAI, vLLM and recent Ollama accept ``response_format: json_schema``; others only
+``json_object``; some accept neither. In every mode the reply is validated with pydantic, so the modes differ
+only in how hard the server is held to the schema. In the weaker modes the schema is also written into the
+prompt, and the JSON is dug out of whatever the model wrapped it in (code fences, prose, ``<think>`` blocks).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+T = TypeVar("T", bound=BaseModel)
+
+MODES = ("json_schema", "json_object", "text")
+
+_THINK_RE = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_FENCE_RE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
+_NAME_RE = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def schema_json(schema: type[BaseModel]) -> dict[str, Any]:
+    """The model's JSON schema (what the cache key hashes)."""
+    return schema.model_json_schema()
+
+
+def _is_strict_compatible(node: Any) -> bool:
+    """OpenAI's strict mode cannot express free-form maps (``dict[str, X]``)."""
+    if isinstance(node, dict):
+        extra = node.get("additionalProperties")
+        if extra not in (None, False):
+            return False
+        return all(_is_strict_compatible(v) for v in node.values())
+    if isinstance(node, list):
+        return all(_is_strict_compatible(v) for v in node)
+    return True
+
+
+_SCHEMA_MAPS = ("properties", "$defs", "definitions", "patternProperties")
+
+
+def _strictify(node: Any) -> Any:
+    """A strict-mode copy of a JSON schema node (a schema, never a name → schema map)."""
+    if isinstance(node, list):
+        return [_strictify(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    out: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "default":
+            continue
+        if key in _SCHEMA_MAPS and isinstance(value, dict):
+            out[key] = {name: _strictify(sub) for name, sub in value.items()}
+        else:
+            out[key] = _strictify(value)
+    if out.get("type") == "object" or isinstance(out.get("properties"), dict):
+        out["additionalProperties"] = False
+        out["required"] = list(out.get("properties", {}))
+    return out
+
+
+def response_format_json_schema(schema: type[BaseModel], name: str) -> dict[str, Any]:
+    """``response_format`` for json_schema mode; strict when the schema allows it.
+
+    Strict mode needs every property listed as required and no extra properties; defaults are dropped (the
+    model must then produce every field, which pydantic accepts).
+    """
+    raw = copy.deepcopy(schema_json(schema))
+    strict = _is_strict_compatible(raw)
+    body = _strictify(raw) if strict else raw
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": _NAME_RE.sub("_", name)[:64] or "reply", "schema": body, "strict": strict},
+    }
+
+
+def schema_instruction(schema: type[BaseModel]) -> str:
+    """Text appended to the prompt when the server does not enforce the schema itself."""
+    return (
+        "Reply with a single JSON object and nothing else (no prose, no code fences). "
+        "It must match this JSON schema:\n" + json.dumps(schema_json(schema), ensure_ascii=False)
+    )
+
+
+def with_instruction(messages: list[dict[str, str]], instruction: str) -> list[dict[str, str]]:
+    """A copy of ``messages`` with ``instruction`` added to the system message (or a new one first)."""
+    out = [dict(m) for m in messages]
+    for m in out:
+        if m.get("role") == "system":
+            m["content"] = f"{m.get('content', '')}\n\n{instruction}".strip()
+            return out
+    return [{"role": "system", "content": instruction}, *out]
+
+
+class ReplyError(ValueError):
+    """The reply is not JSON or does not match the schema; the message is short and safe to show the model."""
+
+
+def extract_json(text: str) -> Any:
+    """The JSON value in a model reply: the whole text, else a fenced block, else the first balanced object."""
+    if text is None:
+        raise ReplyError("the reply is empty")
+    stripped = _THINK_RE.sub("", text).strip()
+    if not stripped:
+        raise ReplyError("the reply is empty")
+    try:
+        return json.loads(stripped)
+    except json.JSONDecodeError:
+        pass
+    for block in _FENCE_RE.findall(stripped):
+        try:
+            return json.loads(block.strip())
+        except json.JSONDecodeError:
+            continue
+    decoder = json.JSONDecoder()
+    for i, ch in enumerate(stripped):
+        if ch in "{[":
+            try:
+                value, _ = decoder.raw_decode(stripped, i)
+            except json.JSONDecodeError:
+                continue
+            return value
+    raise ReplyError("the reply is not JSON: no JSON object found")
+
+
+def describe_validation_error(exc: ValidationError, limit: int = 5) -> str:
+    """One line: ``field.path: message; …`` for the first few errors."""
+    parts = []
+    for err in exc.errors()[:limit]:
+        loc = ".".join(str(p) for p in err.get("loc", ())) or "(root)"
+        parts.append(f"{loc}: {err.get('msg')}")
+    more = exc.error_count() - limit
+    if more > 0:
+        parts.append(f"and {more} more")
+    return "; ".join(parts)
+
+
+def parse_reply(text: str, schema: type[T]) -> T:
+    """Extract and validate; raises :class:`ReplyError` with a one-line reason."""
+    value = extract_json(text)
+    try:
+        return schema.model_validate(value)
+    except ValidationError as exc:
+        raise ReplyError(f"the reply does not match the schema: {describe_validation_error(exc)}") from None

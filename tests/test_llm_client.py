@@ -1,0 +1,184 @@
+"""LLMClient against the fake server over real HTTP: happy path, cache, retries, repair, fallback, faults."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import BaseModel
+
+from goldset.errors import EndpointError
+from goldset.llm import CallJournal, LLMClient, resolve_endpoint
+from tests.fake_openai import FakeOpenAI, Fault
+
+
+class Answer(BaseModel):
+    answer: str
+    score: int
+
+
+def answer_responder(body: dict[str, Any]) -> dict[str, Any]:
+    question = body["messages"][-1]["content"] if body["messages"][-1]["role"] == "user" else ""
+    return {"answer": f"about {question}", "score": len(question)}
+
+
+def msgs(text: str) -> list[dict[str, str]]:
+    return [{"role": "system", "content": "You answer."}, {"role": "user", "content": text}]
+
+
+def fast(**overrides: Any) -> dict[str, Any]:
+    """Endpoint overrides that keep tests quick: tiny backoff and timeout."""
+    return {"backoff_base_s": 0.01, "backoff_max_s": 0.05, "timeout_s": 2.0, **overrides}
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(coro)
+
+
+def test_happy_path_validates_and_records_usage(fake_llm: FakeOpenAI, tmp_path: Path) -> None:
+    fake_llm.add_responder("answer", answer_responder)
+    endpoint = resolve_endpoint(None, "generate", overrides=fast())
+
+    async def go() -> Any:
+        with CallJournal(tmp_path / "calls.sqlite") as journal:
+            async with LLMClient(endpoint, journal) as llm:
+                return await llm.complete_json(msgs("tides"), Answer, schema_name="answer"), llm.stats
+
+    result, stats = run(go())
+    assert result.ok
+    assert result.value == Answer(answer="about tides", score=5)
+    assert not result.cached
+    assert result.attempts == 1
+    assert result.usage.prompt_tokens == fake_llm.prompt_tokens > 0
+    assert result.usage.completion_tokens == fake_llm.completion_tokens > 0
+    assert result.cost_usd is None  # no price configured: tokens only
+    assert stats.calls == 1 and stats.failures == 0
+    body = fake_llm.chat_requests()[0].body
+    assert body["model"] == "fake-model"
+    assert body["response_format"]["type"] == "json_schema"
+    assert body["response_format"]["json_schema"]["strict"] is True
+    assert body["response_format"]["json_schema"]["schema"]["additionalProperties"] is False
+
+
+def test_unchanged_rerun_makes_zero_calls_and_no_cache_forces_them(fake_llm: FakeOpenAI, tmp_path: Path) -> None:
+    fake_llm.add_responder("answer", answer_responder)
+    endpoint = resolve_endpoint(None, overrides=fast())
+    questions = [f"question {i}" for i in range(5)]
+
+    async def go(use_cache: bool) -> tuple[list[Any], Any]:
+        with CallJournal(tmp_path / "calls.sqlite") as journal:
+            async with LLMClient(endpoint, journal, use_cache=use_cache) as llm:
+                results = await asyncio.gather(
+                    *(llm.complete_json(msgs(q), Answer, schema_name="answer") for q in questions)
+                )
+                return results, llm.stats
+
+    first, _ = run(go(True))
+    assert fake_llm.calls == 5
+    again, stats = run(go(True))
+    assert fake_llm.calls == 5  # zero new calls
+    assert stats.calls == 0 and stats.cache_hits == 5
+    assert [r.value for r in again] == [r.value for r in first]
+    assert all(r.cached for r in again)
+    assert again[0].usage == first[0].usage
+    _, stats = run(go(False))
+    assert fake_llm.calls == 10 and stats.calls == 5 and stats.cache_hits == 0
+
+
+def test_changed_prompt_or_temperature_is_a_miss(fake_llm: FakeOpenAI, tmp_path: Path) -> None:
+    fake_llm.add_responder("answer", answer_responder)
+    endpoint = resolve_endpoint(None, overrides=fast())
+
+    async def go() -> None:
+        with CallJournal(tmp_path / "calls.sqlite") as journal:
+            async with LLMClient(endpoint, journal) as llm:
+                await llm.complete_json(msgs("a"), Answer, schema_name="answer")
+                await llm.complete_json(msgs("a"), Answer, schema_name="answer")
+                await llm.complete_json(msgs("b"), Answer, schema_name="answer")
+                await llm.complete_json(msgs("a"), Answer, schema_name="answer", temperature=0.9)
+                await llm.complete_json(msgs("a"), Answer, schema_name="answer", seed=7)
+
+    run(go())
+    assert fake_llm.calls == 4
+
+
+def test_auth_error_stops_at_once_and_key_is_redacted(fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch,
+                                                       tmp_path: Path) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong-key-abcdef123456")
+    endpoint = resolve_endpoint(None, overrides=fast())
+
+    async def go() -> None:
+        async with LLMClient(endpoint, CallJournal(tmp_path / "c.sqlite")) as llm:
+            await asyncio.gather(*(llm.complete_json(msgs(str(i)), Answer, schema_name="answer") for i in range(3)))
+
+    with pytest.raises(EndpointError) as err:
+        run(go())
+    text = str(err.value)
+    assert "authentication failed" in text and "OPENAI_API_KEY" in text
+    assert "sk-wrong-key-abcdef123456" not in text and "sk-te****3456" not in text
+    assert fake_llm.calls <= 3  # no retries
+
+
+def test_retries_on_429_500_and_timeout_then_succeeds(fake_llm: FakeOpenAI) -> None:
+    fake_llm.add_responder("answer", answer_responder)
+    fake_llm.inject(Fault("429", retry_after=0.2), "500", Fault("timeout", delay=1.0))
+    endpoint = resolve_endpoint(None, overrides=fast(timeout_s=0.3))
+
+    async def go() -> Any:
+        async with LLMClient(endpoint) as llm:
+            return await llm.complete_json(msgs("q"), Answer, schema_name="answer"), llm.stats
+
+    result, stats = run(go())
+    assert result.ok and result.attempts == 4
+    assert stats.retries == 3
+    times = fake_llm.arrival_times()
+    assert len(times) == 4
+    assert times[1] - times[0] >= 0.2  # Retry-After honoured
+
+
+def test_repair_attempt_shows_the_validation_error(fake_llm: FakeOpenAI) -> None:
+    fake_llm.add_responder("answer", answer_responder)
+    fake_llm.inject("schema")
+    endpoint = resolve_endpoint(None, overrides=fast())
+
+    async def go() -> Any:
+        async with LLMClient(endpoint) as llm:
+            return await llm.complete_json(msgs("q"), Answer, schema_name="answer"), llm.stats
+
+    result, stats = run(go())
+    assert result.ok and result.attempts == 2 and stats.repairs == 1 and stats.retries == 0
+    repair = fake_llm.chat_requests()[1].body["messages"]
+    assert repair[-2]["role"] == "assistant" and repair[-2]["content"] == '["not", "an", "object"]'
+    assert repair[-1]["role"] == "user" and "does not match the schema" in repair[-1]["content"]
+
+
+def test_never_valid_reply_is_a_recorded_failure_and_run_goes_on(fake_llm: FakeOpenAI, tmp_path: Path) -> None:
+    fake_llm.add_responder("answer", answer_responder)
+    fake_llm.inject("malformed", "malformed")
+    endpoint = resolve_endpoint(None, overrides=fast(concurrency=1))
+
+    async def go() -> Any:
+        with CallJournal(tmp_path / "calls.sqlite") as journal:
+            async with LLMClient(endpoint, journal) as llm:
+                bad = await llm.complete_json(msgs("q1"), Answer, schema_name="answer")
+                good = await llm.complete_json(msgs("q2"), Answer, schema_name="answer")
+                return bad, good, journal.failures(), llm.stats
+
+    bad, good, failures, stats = run(go())
+    assert not bad.ok and bad.value is None
+    assert "not JSON" in (bad.error or "") and "repair" in (bad.error or "")
+    assert good.ok
+    assert failures == [(bad.key, bad.error)]
+    assert stats.failures == 1
+    # A failure is never served from the cache: the next run calls again.
+    before = fake_llm.calls
+
+    async def again() -> Any:
+        with CallJournal(tmp_path / "calls.sqlite") as journal:
+            async with LLMClient(endpoint, journal) as llm:
+                return await llm.complete_json(msgs("q1"), Answer, schema_name="answer")
+
+    retry = run(again())
+    assert retry.ok and not retry.cached and fake_llm.calls == before + 1
