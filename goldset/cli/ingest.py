@@ -1,5 +1,91 @@
-"""Placeholder until this command group lands."""
+"""`goldset ingest`: read a documents folder into the workspace's KB snapshot and show what changed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
 
 import typer
 
+from goldset.cli._common import WorkspaceOption, console, err_console
+
 app = typer.Typer()
+
+
+@app.command()
+def ingest(
+    docs_dir: Annotated[
+        Path | None,
+        typer.Argument(help="Documents folder (default: kb.path from goldset.yaml).", show_default=False),
+    ] = None,
+    target_tokens: Annotated[
+        int | None, typer.Option("--target-tokens", help="Aim for chunks of about this many tokens.")
+    ] = None,
+    max_tokens: Annotated[
+        int | None, typer.Option("--max-tokens", help="Chunk size limit (a larger code block is kept whole).")
+    ] = None,
+    min_tokens: Annotated[
+        int | None, typer.Option("--min-tokens", help="Smaller trailing sections join their neighbour.")
+    ] = None,
+    workspace: WorkspaceOption = None,
+) -> None:
+    """Split Markdown, text, HTML and reStructuredText files into chunks; write the KB snapshot to .goldset/kb/."""
+    from goldset.cli._common import workspace as find_ws
+    from goldset.config import load_section
+    from goldset.errors import UsageError
+    from goldset.kb import KBSettings, NothingToIngest
+    from goldset.kb import ingest as run_ingest
+
+    ws = find_ws(workspace)
+    if target_tokens is not None or max_tokens is not None or min_tokens is not None:
+        # Check the options against each other and the configured sizes, so the message names the option.
+        base = load_section(ws, "kb", KBSettings)
+        target = target_tokens if target_tokens is not None else base.target_tokens
+        maximum = max_tokens if max_tokens is not None else base.max_tokens
+        minimum = min_tokens if min_tokens is not None else base.min_tokens
+        for name, value in (("--target-tokens", target_tokens), ("--max-tokens", max_tokens)):
+            if value is not None and value <= 0:
+                raise UsageError(f"{name} {value}: must be a positive number of tokens")
+        if maximum < target:
+            raise UsageError(
+                f"--max-tokens/--target-tokens: max_tokens ({maximum}) is below target_tokens ({target}); "
+                "give both options so that target <= max"
+            )
+        if minimum > target:
+            raise UsageError(
+                f"--min-tokens/--target-tokens: min_tokens ({minimum}) is above target_tokens ({target}); "
+                "give --min-tokens too, at most the target"
+            )
+    overrides = {"target_tokens": target_tokens, "max_tokens": max_tokens, "min_tokens": min_tokens}
+    settings = load_section(ws, "kb", KBSettings, overrides)
+    folder = docs_dir if docs_dir is not None else ws.root / settings.path
+    err = err_console()
+    try:
+        result = run_ingest(folder, ws, settings=settings)
+    except NothingToIngest as exc:
+        for line in exc.warnings:
+            err.print(f"warning: {line}", markup=False, soft_wrap=True)
+        raise
+    for line in result.warnings:
+        err.print(f"warning: {line}", markup=False, soft_wrap=True)
+
+    from rich.table import Table
+
+    table = Table(title=None, show_edge=False, pad_edge=False)
+    table.add_column("")
+    for state in ("added", "changed", "removed", "unchanged"):
+        table.add_column(state, justify="right")
+    for kind, counts in result.diff.counts().items():
+        table.add_row(kind, *(str(counts[s]) for s in ("added", "changed", "removed", "unchanged")))
+    out = console()
+    out.print(table)
+    snap = result.snapshot
+    oversized = sum(1 for c in result.chunks if "oversized" in c.flags)
+    note = f", {oversized} oversized (a code block or table over max_tokens)" if oversized else ""
+    state = "unchanged" if not result.changed else ("new" if result.previous_snapshot_id is None else "updated")
+    out.print(
+        f"snapshot {snap.id} ({state}): {len(snap.documents)} documents, {snap.n_chunks} chunks{note}, "
+        f"{len(snap.skipped)} skipped → {result.out_dir}",
+        markup=False,
+        soft_wrap=True,
+    )

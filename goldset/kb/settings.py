@@ -1,0 +1,51 @@
+"""Settings of the ``kb`` section of goldset.yaml (ingestion and chunking)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+
+#: Bumped whenever the chunker's output for the same input and settings changes; stored in the snapshot so
+#: a changed chunker is visible as a changed ``chunking`` setting, not as mysterious content changes.
+CHUNKER_VERSION = 1
+
+
+class KBSettings(BaseModel):
+    """How documents are read and cut into chunks. Token counts follow :func:`goldset.text.count_tokens`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field("docs", description="Documents folder `goldset ingest` reads when none is given.")
+    target_tokens: int = Field(350, gt=0, description="Aim for chunks of about this size.")
+    max_tokens: int = Field(700, gt=0, description="Never exceed, except one code block/table larger than it.")
+    min_tokens: int = Field(60, ge=0, description="A trailing section smaller than this joins its neighbour.")
+    max_file_bytes: int = Field(5_000_000, gt=0, description="Larger files are skipped with a message.")
+    include: list[str] = Field(
+        default_factory=list, description="Glob patterns on the path relative to DOCS_DIR; empty = every file."
+    )
+    exclude: list[str] = Field(default_factory=list, description="Glob patterns of files to leave out.")
+
+    # Field validators (not a model validator) so a config error names the field: kb.max_tokens, kb.min_tokens.
+    @field_validator("max_tokens")
+    @classmethod
+    def _max_at_least_target(cls, v: int, info: ValidationInfo) -> int:
+        target = info.data.get("target_tokens")
+        if target is not None and v < target:
+            raise ValueError(f"must be at least target_tokens ({target}); raise it or lower target_tokens")
+        return v
+
+    @field_validator("min_tokens")
+    @classmethod
+    def _min_at_most_target(cls, v: int, info: ValidationInfo) -> int:
+        target = info.data.get("target_tokens")
+        if target is not None and v > target:
+            raise ValueError(f"must not exceed target_tokens ({target}); lower it or raise target_tokens")
+        return v
+
+    def chunking(self) -> dict[str, int | float | str | bool]:
+        """The settings that decide chunk boundaries, as stored in the snapshot."""
+        return {
+            "chunker_version": CHUNKER_VERSION,
+            "target_tokens": self.target_tokens,
+            "max_tokens": self.max_tokens,
+            "min_tokens": self.min_tokens,
+        }

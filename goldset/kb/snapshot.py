@@ -1,0 +1,267 @@
+"""Ingest a documents folder into a KB snapshot, and tell what changed since the previous one.
+
+Storage (``ws.kb_dir`` or any ``out_dir``): ``chunks.jsonl`` (every chunk, sorted by id) and ``snapshot.json``
+(:class:`~goldset.schema.KBSnapshot`). Everything is read, parsed and chunked in memory first; only then are
+the two files replaced, each through a temp file and a rename, chunks first. A run that fails (no supported
+file, a bad setting, an interrupted write) therefore leaves the previous pair as it was.
+
+Re-ingesting an unchanged KB rewrites both files byte for byte identically: ids and hashes depend only on
+the content, and the snapshot keeps its earlier ``created_at`` when nothing in it changed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from goldset.errors import InputError
+from goldset.hashing import sha256_hex, short_hash
+from goldset.io import read_json, read_jsonl, write_json, write_jsonl
+from goldset.kb.chunker import chunk_parsed
+from goldset.kb.readers import FORMATS, SkipFile, discover, parse_text, read_source
+from goldset.kb.settings import KBSettings
+from goldset.schema import Chunk, DocumentEntry, KBSnapshot
+from goldset.text import detect_language
+
+if TYPE_CHECKING:
+    from goldset.config import Workspace
+
+SNAPSHOT_FILE = "snapshot.json"
+CHUNKS_FILE = "chunks.jsonl"
+
+
+class NothingToIngest(InputError):
+    """No document could be ingested. ``warnings`` holds the per-file reasons, for the CLI to print."""
+
+    def __init__(self, message: str, warnings: list[str]) -> None:
+        super().__init__(message)
+        self.warnings = warnings
+
+
+@dataclass(frozen=True)
+class KBDiff:
+    """What changed between two sets of chunks. Lists are sorted ids (doc_ids for documents).
+
+    A chunk is *changed* when its id is in both and its ``content_hash`` differs; a document is *changed*
+    when it is in both and any of its chunks was added, changed or removed.
+    """
+
+    documents_added: list[str] = field(default_factory=list)
+    documents_changed: list[str] = field(default_factory=list)
+    documents_removed: list[str] = field(default_factory=list)
+    documents_unchanged: list[str] = field(default_factory=list)
+    chunks_added: list[str] = field(default_factory=list)
+    chunks_changed: list[str] = field(default_factory=list)
+    chunks_removed: list[str] = field(default_factory=list)
+    chunks_unchanged: list[str] = field(default_factory=list)
+
+    @property
+    def has_changes(self) -> bool:
+        return bool(self.chunks_added or self.chunks_changed or self.chunks_removed)
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """{"documents": {"added": n, …}, "chunks": {…}}."""
+        return {
+            kind: {
+                state: len(getattr(self, f"{kind}_{state}")) for state in ("added", "changed", "removed", "unchanged")
+            }
+            for kind in ("documents", "chunks")
+        }
+
+    def to_dict(self) -> dict[str, list[str]]:
+        return {name: list(getattr(self, name)) for name in self.__dataclass_fields__}
+
+
+@dataclass
+class IngestResult:
+    snapshot: KBSnapshot
+    chunks: list[Chunk]
+    diff: KBDiff
+    #: one line per file left out or read with a fallback encoding, naming the file
+    warnings: list[str]
+    out_dir: Path
+    previous_snapshot_id: str | None = None
+    #: False when the KB content and settings were unchanged (the files were rewritten identically)
+    changed: bool = True
+
+
+def diff_snapshots(old_chunks: list[Chunk], new_chunks: list[Chunk]) -> KBDiff:
+    """Compare two chunk sets by id and content hash (see :class:`KBDiff`)."""
+    old = {c.id: c for c in old_chunks}
+    new = {c.id: c for c in new_chunks}
+    added = sorted(set(new) - set(old))
+    removed = sorted(set(old) - set(new))
+    both = set(old) & set(new)
+    changed = sorted(i for i in both if old[i].content_hash != new[i].content_hash)
+    unchanged = sorted(i for i in both if old[i].content_hash == new[i].content_hash)
+    old_docs = _doc_signatures(old_chunks)
+    new_docs = _doc_signatures(new_chunks)
+    return KBDiff(
+        documents_added=sorted(set(new_docs) - set(old_docs)),
+        documents_changed=sorted(d for d in set(old_docs) & set(new_docs) if old_docs[d] != new_docs[d]),
+        documents_removed=sorted(set(old_docs) - set(new_docs)),
+        documents_unchanged=sorted(d for d in set(old_docs) & set(new_docs) if old_docs[d] == new_docs[d]),
+        chunks_added=added,
+        chunks_changed=changed,
+        chunks_removed=removed,
+        chunks_unchanged=unchanged,
+    )
+
+
+def _doc_signatures(chunks: list[Chunk]) -> dict[str, frozenset[tuple[str, str]]]:
+    docs: dict[str, set[tuple[str, str]]] = {}
+    for c in chunks:
+        docs.setdefault(c.doc_id, set()).add((c.id, c.content_hash))
+    return {d: frozenset(s) for d, s in docs.items()}
+
+
+def snapshot_id(chunks: list[Chunk]) -> str:
+    """Names the KB content: a hash of the sorted (chunk id, content hash) pairs."""
+    return "kb-" + short_hash("\n".join(sorted(f"{c.id}\x1f{c.content_hash}" for c in chunks)))
+
+
+def _target_dir(ws: Workspace | None, out_dir: Path | None) -> Path:
+    if out_dir is not None:
+        return Path(out_dir)
+    if ws is None:
+        raise InputError("ingest needs a workspace (run `goldset init`) or an output folder (out_dir)")
+    return ws.kb_dir
+
+
+def load_snapshot(ws: Workspace | None = None, *, out_dir: Path | None = None) -> KBSnapshot | None:
+    """The current snapshot, or None when nothing was ingested yet."""
+    path = _target_dir(ws, out_dir) / SNAPSHOT_FILE
+    return read_json(path, KBSnapshot) if path.is_file() else None
+
+
+def load_chunks(ws: Workspace | None = None, *, out_dir: Path | None = None) -> list[Chunk]:
+    """Every chunk of the current snapshot, sorted by id ([] when nothing was ingested yet)."""
+    path = _target_dir(ws, out_dir) / CHUNKS_FILE
+    return read_jsonl(path, Chunk) if path.is_file() else []
+
+
+def ingest(
+    docs_dir: Path,
+    ws: Workspace | None = None,
+    *,
+    settings: KBSettings | None = None,
+    out_dir: Path | None = None,
+) -> IngestResult:
+    """Read ``docs_dir``, chunk every supported file and replace the snapshot in ``out_dir`` (default
+    ``ws.kb_dir``). Settings default to the workspace's ``kb`` section.
+
+    Files that cannot be read are skipped with a warning naming them; the run stops with an
+    :class:`~goldset.errors.InputError` (and writes nothing) when the folder is missing or no document at
+    all could be ingested.
+    """
+    if settings is None:
+        from goldset.config import load_section
+
+        settings = load_section(ws, "kb", KBSettings)
+    target = _target_dir(ws, out_dir)
+    docs_dir = Path(docs_dir)
+    if not docs_dir.exists():
+        raise InputError(f"{docs_dir}: folder not found; give the folder of your documents (or set kb.path)")
+    if not docs_dir.is_dir():
+        raise InputError(f"{docs_dir}: not a folder; give the folder that holds your documents")
+
+    found = discover(docs_dir, settings)
+    warnings: list[str] = []
+    skipped: list[str] = []
+    for rel, reason in found.skipped:
+        skipped.append(f"{rel}: {reason}")
+    documents: list[DocumentEntry] = []
+    chunks: list[Chunk] = []
+    for source in found.files:
+        try:
+            text, encoding, data = read_source(source.path, settings)
+        except SkipFile as exc:
+            skipped.append(f"{source.doc_id}: {exc}")
+            continue
+        if encoding != "utf-8":
+            warnings.append(f"{docs_dir / source.doc_id}: not UTF-8; decoded as {encoding.upper()}")
+        parsed = parse_text(text, Path(source.doc_id).suffix.lower())
+        doc_chunks = chunk_parsed(text, parsed, source.doc_id, settings)
+        if not doc_chunks:
+            skipped.append(f"{source.doc_id}: no text left once markup is removed; skipped")
+            continue
+        chunks.extend(doc_chunks)
+        documents.append(
+            DocumentEntry(
+                doc_id=source.doc_id,
+                title=parsed.title or Path(source.doc_id).stem,
+                raw_hash=sha256_hex(data),
+                encoding=encoding,
+                language=detect_language(" ".join(c.text for c in doc_chunks)),
+                n_chunks=len(doc_chunks),
+                n_bytes=len(data),
+            )
+        )
+    warnings = [f"{docs_dir / line}" for line in skipped] + warnings
+    if found.unsupported:
+        kinds = ", ".join(f"{suffix} ×{n}" for suffix, n in sorted(found.unsupported.items()))
+        warnings.append(
+            f"{docs_dir}: {sum(found.unsupported.values())} file(s) of unsupported types left out ({kinds})"
+        )
+
+    if not chunks:
+        supported = ", ".join(sorted(FORMATS))
+        if not found.files:
+            raise NothingToIngest(
+                f"{docs_dir}: no supported documents ({supported}); point ingest at your documents folder",
+                warnings,
+            )
+        raise NothingToIngest(
+            f"{docs_dir}: none of the {len(found.files)} document(s) could be ingested (see the warnings); "
+            "the previous snapshot is kept",
+            warnings,
+        )
+
+    ids = [c.id for c in chunks]
+    if len(set(ids)) != len(ids):  # cannot happen by construction; checked because ids are a promise
+        raise InputError(f"{docs_dir}: two chunks got the same id; please report this with the documents")
+
+    previous = _previous(target, warnings)
+    prev_snapshot, prev_chunks = previous
+    snap = KBSnapshot(
+        id=snapshot_id(chunks),
+        root=str(docs_dir),
+        chunking=settings.chunking(),
+        documents=documents,
+        n_chunks=len(chunks),
+        skipped=skipped,
+    )
+    changed = True
+    if prev_snapshot is not None:
+        same = snap.model_dump(exclude={"created_at"}) == prev_snapshot.model_dump(exclude={"created_at"})
+        if same:
+            snap = snap.model_copy(update={"created_at": prev_snapshot.created_at})
+            changed = False
+    diff = diff_snapshots(prev_chunks, chunks)
+    # Chunks first, then the snapshot: each replaced whole by a rename.
+    write_jsonl(target / CHUNKS_FILE, chunks)
+    write_json(target / SNAPSHOT_FILE, snap)
+    return IngestResult(
+        snapshot=snap,
+        chunks=sorted(chunks, key=lambda c: c.id),
+        diff=diff,
+        warnings=warnings,
+        out_dir=target,
+        previous_snapshot_id=prev_snapshot.id if prev_snapshot else None,
+        changed=changed,
+    )
+
+
+def _previous(target: Path, warnings: list[str]) -> tuple[KBSnapshot | None, list[Chunk]]:
+    """The snapshot being replaced, for the diff. An unreadable one is reported, not fatal: it is
+    rebuildable working state, and the new ingest is what fixes it."""
+    from goldset.errors import GoldsetError
+
+    try:
+        snap = load_snapshot(out_dir=target)
+        chunks = load_chunks(out_dir=target)
+    except GoldsetError as exc:
+        warnings.append(f"previous snapshot unreadable ({exc}); the diff is against an empty KB")
+        return None, []
+    return snap, chunks
