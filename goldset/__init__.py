@@ -36,6 +36,11 @@ _EXPORTS: dict[str, str] = {
     "write_dataset": "goldset.dataset",
     "Workspace": "goldset.config",
     "find_workspace": "goldset.config",
+    # LLM client layer
+    "LLMClient": "goldset.llm",
+    "CallJournal": "goldset.llm",
+    "CallResult": "goldset.llm",
+    "resolve_endpoint": "goldset.llm",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]
