@@ -1,5 +1,217 @@
-"""Placeholder until this command group lands."""
+"""`goldset eval`, `goldset compare` and `goldset report`: thin wrappers over :mod:`goldset.evaluate`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from goldset.cli._common import WorkspaceOption, console, err_console
+
+if TYPE_CHECKING:
+    from goldset.evaluate.gate import GateResult
+
 app = typer.Typer()
+
+
+def _gate_table(gate: GateResult) -> None:
+    from rich.table import Table
+
+    from goldset.evaluate.report import fmt
+
+    table = Table(title="thresholds", title_justify="left")
+    for col in ("", "check", "scope", "metric", "value", "limit", "note"):
+        table.add_column(col, justify="right" if col in ("value", "limit") else "left")
+    for r in gate.rows:
+        mark = "[green]ok[/]" if r.passed else "[red]FAIL[/]"
+        op = "≥" if r.check == "min" else "≤" if r.check == "max" else "vs"
+        table.add_row(
+            mark, r.check, r.scope, r.metric, fmt(r.value, r.metric), f"{op} {fmt(r.limit, r.metric)}", r.note
+        )
+    console().print(table)
+
+
+@app.command("eval")
+def eval_(
+    dataset: Annotated[
+        str | None,
+        typer.Option(
+            "--dataset", "-d", help="Dataset folder (pairs.jsonl, chunks.jsonl, manifest.json); default data/."
+        ),
+    ] = None,
+    run: Annotated[
+        Path | None, typer.Option("--run", help="JSONL run file your system wrote (RunSample lines).")
+    ] = None,
+    target: Annotated[
+        str | None, typer.Option("--target", help="Python callable package.module:function, sync or async.")
+    ] = None,
+    endpoint: Annotated[str | None, typer.Option("--endpoint", help="URL goldset POSTs each question to.")] = None,
+    baseline: Annotated[
+        str | None, typer.Option("--baseline", help="Built-in baseline to run instead of a system: bm25.")
+    ] = None,
+    kb: Annotated[
+        Path | None, typer.Option("--kb", help="Corpus of the bm25 baseline (default: the dataset's chunks).")
+    ] = None,
+    sample: Annotated[
+        int | None, typer.Option("--sample", help="Evaluate a stratified subset of N questions (every type kept).")
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the --sample subset.")] = 0,
+    thresholds: Annotated[
+        Path | None, typer.Option("--thresholds", help="YAML of minimums; exit 1 with a table when not met.")
+    ] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="Run folder to write (default runs/<run-id>).")] = None,
+    concurrency: Annotated[
+        int | None, typer.Option("--concurrency", help="Questions in flight at once (targets, endpoints).")
+    ] = None,
+    timeout: Annotated[float | None, typer.Option("--timeout", help="Seconds per question before it fails.")] = None,
+    html: Annotated[Path | None, typer.Option("--html", help="Also write the HTML report to this file.")] = None,
+    workspace: WorkspaceOption = None,
+) -> None:
+    """Evaluate a RAG run against a dataset, write runs/<run-id>/ and check thresholds (exit 1 if not met)."""
+    from goldset.config import find_workspace
+    from goldset.errors import GateFailed, UsageError
+    from goldset.evaluate import evaluate
+    from goldset.evaluate.report import summary_table
+
+    ws = find_workspace(workspace, required=False)
+    if baseline is not None:
+        if baseline != "bm25":
+            raise UsageError(f"--baseline {baseline!r}: the built-in baseline is bm25")
+        if target is not None:
+            raise UsageError("give --baseline or --target, not both")
+        target = "bm25"
+    if kb is not None and target not in ("bm25", "goldset.baselines.bm25:answer"):
+        raise UsageError("--kb is the corpus of the bm25 baseline; use it with --baseline bm25")
+    if dataset is None:
+        if ws is None:
+            raise UsageError("--dataset is required outside a workspace (give a dataset folder)")
+        dataset = str(ws.data_dir)
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("asking"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console(),
+        transient=True,
+        disable=run is not None,
+    ) as bar:
+        task = bar.add_task("questions", total=None)
+
+        def progress(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        result = evaluate(
+            dataset,
+            run_file=run,
+            target=target,
+            endpoint=endpoint,
+            ws=ws,
+            sample=sample,
+            seed=seed,
+            out_dir=out,
+            thresholds=thresholds,
+            concurrency=concurrency,
+            timeout_s=timeout,
+            kb=kb,
+            progress=progress,
+        )
+    for note in result.notes:
+        err_console().print(f"note: {note}")
+    out_console = console()
+    out_console.print(summary_table(result.summary))
+    if result.summary.overall_score is not None:
+        out_console.print(f"overall score {result.summary.overall_score:.3f}")
+    out_console.print(f"run {result.run_id} written to {result.folder}")
+    if html is not None:
+        from goldset.evaluate.report import write_report
+        from goldset.evaluate.runs import read_run
+
+        write_report(html, read_run(result.folder))
+        out_console.print(f"report written to {html}")
+    if result.gate is not None:
+        _gate_table(result.gate)
+        if not result.gate.passed:
+            raise GateFailed(result.gate.summary_line())
+        out_console.print(result.gate.summary_line())
+
+
+@app.command()
+def compare(
+    run_a: Annotated[str, typer.Argument(help="The reference run (folder or run id), e.g. the main branch.")],
+    run_b: Annotated[str, typer.Argument(help="The run compared with it (folder or run id).")],
+    resamples: Annotated[int, typer.Option("--resamples", help="Bootstrap resamples.", min=100)] = 2000,
+    seed: Annotated[int, typer.Option("--seed", help="Bootstrap seed.")] = 0,
+    worst: Annotated[int, typer.Option("--worst", help="Questions that got worse to list.")] = 10,
+    workspace: WorkspaceOption = None,
+) -> None:
+    """Per-metric differences B − A with paired-bootstrap 95% intervals, and the questions that got worse."""
+    from rich.table import Table
+
+    from goldset.config import find_workspace
+    from goldset.evaluate.compare import compare_runs
+    from goldset.evaluate.report import fmt
+    from goldset.evaluate.runs import read_run
+
+    ws = find_workspace(workspace, required=False)
+    a, b = read_run(run_a, ws), read_run(run_b, ws)
+    cmp = compare_runs(a, b, n_resamples=resamples, seed=seed, max_regressions=worst)
+    out = console()
+    table = Table(title=f"{cmp.run_b} vs {cmp.run_a}", title_justify="left")
+    for col in ("metric", "n", "A", "B", "B − A", "95% CI", "verdict"):
+        table.add_column(col, justify="left" if col in ("metric", "verdict") else "right")
+    for m in cmp.metrics:
+        style = {"better": "green", "worse": "red"}.get(m.verdict, "dim")
+        table.add_row(
+            m.metric,
+            str(m.n),
+            fmt(m.mean_a, m.metric),
+            fmt(m.mean_b, m.metric),
+            f"{m.diff:+.3f}",
+            f"[{m.ci_low:+.3f}, {m.ci_high:+.3f}]",
+            f"[{style}]{m.verdict}[/]",
+        )
+    out.print(table)
+    if cmp.only_a or cmp.only_b:
+        out.print(f"questions only in A: {len(cmp.only_a)}, only in B: {len(cmp.only_b)} (left out of the comparison)")
+    out.print(f"{cmp.n_worse} question(s) got worse on at least one quality metric")
+    if cmp.regressions:
+        worse = Table(title="questions that got worse", title_justify="left")
+        for col in ("pair", "type", "metric", "A", "B", "question"):
+            worse.add_column(col)
+        for r in cmp.regressions:
+            worse.add_row(r.pair_id, r.question_type, r.metric, fmt(r.value_a), fmt(r.value_b), (r.question or "")[:80])
+        out.print(worse)
+
+
+@app.command()
+def report(
+    run: Annotated[str, typer.Argument(help="Run folder or run id.")],
+    baseline: Annotated[str | None, typer.Option("--baseline", help="Run to compare with (same dataset).")] = None,
+    html: Annotated[Path | None, typer.Option("--html", help="Write a self-contained HTML report here.")] = None,
+    workspace: WorkspaceOption = None,
+) -> None:
+    """Show a run's metrics and likely causes; with --html, write a self-contained report with charts."""
+    from goldset.config import find_workspace
+    from goldset.evaluate.diagnose import diagnose
+    from goldset.evaluate.report import summary_table, write_report
+    from goldset.evaluate.runs import read_run
+
+    ws = find_workspace(workspace, required=False)
+    current = read_run(run, ws)
+    base = read_run(baseline, ws) if baseline else None
+    if base is not None:
+        from goldset.evaluate.compare import check_same_dataset
+
+        check_same_dataset(base, current)
+    out = console()
+    out.print(summary_table(current.summary, base.summary if base else None))
+    for d in diagnose(current.summary):
+        colour = "red" if d.severity == "critical" else "yellow"
+        out.print(f"[{colour}]likely cause:[/] {d.cause}\n  {d.finding}\n  try: {d.advice}")
+    if html is not None:
+        write_report(html, current, base)
+        out.print(f"report written to {html}")

@@ -101,7 +101,7 @@ def evaluate(
     from goldset.evaluate.gate import Thresholds, check_gate, load_thresholds
     from goldset.evaluate.runs import git_revision, make_run_id, write_run
     from goldset.evaluate.sampling import stratified_sample
-    from goldset.evaluate.scoring import score_run, summarize
+    from goldset.evaluate.scoring import MISSING, score_run, summarize
     from goldset.schema import RunMeta
 
     given = [name for name, v in (("--run", run_file), ("--target", target), ("--endpoint", endpoint)) if v]
@@ -155,8 +155,6 @@ def evaluate(
             notes.append(f"{len(extra)} sample(s) in the run file are for pairs not evaluated here; ignored")
         samples = {pid: s for pid, s in run.samples.items() if pid in by_id}
         missing = [p for p in pairs if p.id not in samples]
-        for p in missing:
-            samples[p.id] = sources.missing_sample(p, f"missing from run file {Path(run_file).name}")
         if missing:
             shown = ", ".join(p.id for p in missing[:5]) + (" …" if len(missing) > 5 else "")
             notes.append(f"{len(missing)} pair(s) missing from the run file count as failed samples: {shown}")
@@ -196,13 +194,19 @@ def evaluate(
     samples = {
         pid: (s if s.question else s.model_copy(update={"question": by_id[pid].question})) for pid, s in samples.items()
     }
-    n_failed = sum(1 for s in samples.values() if s.error)
-    if n_failed:
-        notes.append(f"{n_failed} of {len(pairs)} sample(s) failed; they count against the system")
+    n_errors = sum(1 for s in samples.values() if s.error)
+    if n_errors:
+        notes.append(f"{n_errors} of {len(pairs)} question(s) failed in the system; they count against it")
 
     run_id = make_run_id(label, fingerprint)
+    # Pairs without a sample are scored as missing (failed, worst values) by score_run, never dropped.
     scores = score_run(pairs, samples, settings)
     summary = summarize(run_id, scores, samples, settings)
+    # samples.jsonl holds one line per evaluated pair: stand-ins record what was missing.
+    stored = dict(samples)
+    for p in pairs:
+        if p.id not in stored:
+            stored[p.id] = sources.missing_sample(p, MISSING)
     meta = RunMeta(
         run_id=run_id,
         dataset=dataset_label,
@@ -215,10 +219,11 @@ def evaluate(
         sample={"n": sample, "seed": seed} if sample is not None else None,
     )
     folder = Path(out_dir) if out_dir is not None else runs_dir / run_id
-    write_run(folder, meta, list(samples.values()), scores, summary)
+    write_run(folder, meta, list(stored.values()), scores, summary)
 
     gate = check_gate(summary, gate_spec, baseline.summary if baseline else None) if gate_spec else None
     if baseline is not None and baseline.meta.sample != meta.sample:
+
         def what(s: dict | None) -> str:
             return f"a sample {s}" if s else "the full set"
 
@@ -227,5 +232,5 @@ def evaluate(
             f"relative limits compare different questions"
         )
     return EvalResult(
-        run_id=run_id, folder=folder, meta=meta, summary=summary, scores=scores, samples=samples, gate=gate, notes=notes
+        run_id=run_id, folder=folder, meta=meta, summary=summary, scores=scores, samples=stored, gate=gate, notes=notes
     )

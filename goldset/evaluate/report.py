@@ -1,0 +1,401 @@
+"""Reports of a run: a self-contained HTML page (inline CSS and SVG, no CDN) and a rich table for the terminal.
+
+The page shows, in the order a reader asks: what was run, what is likely wrong (:mod:`.diagnose`), the metrics
+(with the baseline's values and paired-bootstrap intervals when a baseline is given), the metrics per question
+type as bar charts, the latency distribution, per-language and per-document tables, and the worst questions with
+the contexts the system retrieved for them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from html import escape
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from goldset.evaluate.diagnose import Diagnosis, diagnose, skipped_rules
+from goldset.evaluate.gate import lower_is_better
+from goldset.evaluate.runs import StoredRun
+from goldset.io import atomic_write_text
+from goldset.schema import RunSummary, SampleScores
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from goldset.evaluate.compare import Comparison
+
+#: Metrics drawn per question type, in this order, when the run has them.
+CHART_METRICS = (
+    "recall@5",
+    "mrr",
+    "ndcg@5",
+    "context_precision",
+    "context_recall",
+    "faithfulness",
+    "completeness",
+    "token_f1",
+    "rouge_l",
+    "correct_refusal",
+)
+_PALETTE = ("#3b6ea5", "#d08c2e", "#4c9a6a", "#b04a5a", "#7a5ea8", "#5a8f9a")
+
+_CSS = """
+body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:1100px;color:#222;padding:0 1rem}
+h1{font-size:1.5rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #ddd;padding-bottom:.2rem}
+table{border-collapse:collapse;margin:.5rem 0;font-size:.9rem}th,td{padding:.25rem .6rem;border-bottom:1px solid #eee;
+text-align:left;vertical-align:top}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
+.meta td:first-child{color:#666}.good{color:#2a7a3a}.bad{color:#b03030}.muted{color:#888}
+.diag{border-left:4px solid #d08c2e;background:#fff8ee;padding:.5rem .8rem;margin:.5rem 0}
+.diag.critical{border-color:#b03030;background:#fdf0f0}.charts{display:flex;flex-wrap:wrap;gap:1rem}
+details{margin:.2rem 0}pre{white-space:pre-wrap;background:#f6f6f6;padding:.4rem;font-size:.8rem;margin:.2rem 0}
+.q{max-width:420px}
+"""
+
+
+def fmt(value: float | None, metric: str = "") -> str:
+    """Quality metrics with 3 decimals, milliseconds and counts as whole numbers, missing as an en dash."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "–"
+    if metric.endswith("_ms") or "latency" in metric:
+        return f"{value:.0f}"
+    if abs(value) >= 100:
+        return f"{value:.1f}"
+    return f"{value:.3f}"
+
+
+# --------------------------------------------------------------------------------------------------- SVG charts
+
+
+def svg_bars(
+    title: str, bars: list[tuple[str, float]], *, max_value: float = 1.0, marks: dict[str, float] | None = None
+) -> str:
+    """A horizontal bar chart; ``marks`` draws a thin line per label (e.g. the baseline's value)."""
+    width, label_w, bar_h, gap = 360, 110, 16, 6
+    height = 24 + len(bars) * (bar_h + gap)
+    scale = (width - label_w - 50) / (max_value or 1.0)
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
+        f'aria-label="{escape(title)}"><text x="0" y="14" font-size="13" font-weight="600">{escape(title)}</text>'
+    ]
+    for i, (label, value) in enumerate(bars):
+        y = 24 + i * (bar_h + gap)
+        w = max(0.0, min(value, max_value)) * scale
+        color = _PALETTE[i % len(_PALETTE)]
+        parts.append(
+            f'<text x="{label_w - 6}" y="{y + 12}" font-size="11" text-anchor="end">{escape(label)}</text>'
+            f'<rect x="{label_w}" y="{y}" width="{w:.1f}" height="{bar_h}" fill="{color}"><title>{escape(label)}: '
+            f"{value:.3f}</title></rect>"
+            f'<text x="{label_w + w + 4:.1f}" y="{y + 12}" font-size="11">{value:.3f}</text>'
+        )
+        if marks and label in marks:
+            mx = label_w + max(0.0, min(marks[label], max_value)) * scale
+            parts.append(
+                f'<line x1="{mx:.1f}" x2="{mx:.1f}" y1="{y - 2}" y2="{y + bar_h + 2}" stroke="#222" stroke-width="2">'
+                f"<title>baseline {marks[label]:.3f}</title></line>"
+            )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def svg_histogram(title: str, values: list[float], *, bins: int = 20, unit: str = "ms") -> str:
+    """A histogram with p50 and p95 marked; empty when there are no values."""
+    if not values:
+        return ""
+    xs = sorted(values)
+    lo, hi = xs[0], xs[-1]
+    span = (hi - lo) or 1.0
+    counts = [0] * bins
+    for x in xs:
+        counts[min(bins - 1, int((x - lo) / span * bins))] += 1
+    width, height, pad = 520, 180, 30
+    plot_w, plot_h = width - 2 * pad, height - 2 * pad
+    top = max(counts)
+    bw = plot_w / bins
+
+    def pct(q: float) -> float:
+        pos = (len(xs) - 1) * q
+        f = math.floor(pos)
+        c = min(f + 1, len(xs) - 1)
+        return xs[f] + (xs[c] - xs[f]) * (pos - f)
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
+        f'aria-label="{escape(title)}"><text x="0" y="14" font-size="13" font-weight="600">{escape(title)}</text>'
+    ]
+    for i, c in enumerate(counts):
+        h = c / top * plot_h if top else 0
+        x = pad + i * bw
+        parts.append(
+            f'<rect x="{x:.1f}" y="{pad + plot_h - h:.1f}" width="{bw - 1:.1f}" height="{h:.1f}" fill="#3b6ea5">'
+            f"<title>{lo + i * span / bins:.0f}–{lo + (i + 1) * span / bins:.0f} {unit}: {c}</title></rect>"
+        )
+    for q, color in ((0.5, "#4c9a6a"), (0.95, "#b04a5a")):
+        v = pct(q)
+        x = pad + (v - lo) / span * plot_w
+        parts.append(
+            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{pad}" y2="{pad + plot_h}" stroke="{color}" stroke-dasharray="4 3"/>'
+            f'<text x="{x + 3:.1f}" y="{pad + 10}" font-size="11" fill="{color}">p{int(q * 100)} {v:.0f} {unit}</text>'
+        )
+    parts.append(
+        f'<text x="{pad}" y="{height - 8}" font-size="11">{lo:.0f} {unit}</text>'
+        f'<text x="{width - pad}" y="{height - 8}" font-size="11" text-anchor="end">{hi:.0f} {unit}</text></svg>'
+    )
+    return "".join(parts)
+
+
+# --------------------------------------------------------------------------------------------------- HTML parts
+
+
+def _table(headers: list[str], rows: Iterable[list[str]], numeric_from: int = 1) -> str:
+    head = "".join(f'<th class="{"n" if i >= numeric_from else ""}">{escape(h)}</th>' for i, h in enumerate(headers))
+    body = "".join(
+        "<tr>" + "".join(f'<td class="{"n" if i >= numeric_from else ""}">{c}</td>' for i, c in enumerate(r)) + "</tr>"
+        for r in rows
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _delta_cell(metric: str, value: float | None, base: float | None) -> str:
+    if value is None or base is None:
+        return "–"
+    d = value - base
+    good = (d < 0) if lower_is_better(metric) else (d > 0)
+    cls = "muted" if abs(d) < 1e-12 else ("good" if good else "bad")
+    return f'<span class="{cls}">{d:+.3f}</span>'
+
+
+def _diagnoses_html(found: list[Diagnosis], skipped: list[str]) -> str:
+    if not found:
+        out = "<p>No rule fired: nothing in the pattern of the measured metrics points to one likely cause.</p>"
+    else:
+        out = "".join(
+            f'<div class="diag {escape(d.severity)}"><b>{escape(d.cause)}</b><br>{escape(d.finding)}<br>'
+            f'<span class="muted">Try:</span> {escape(d.advice)}</div>'
+            for d in found
+        )
+    if skipped:
+        out += (
+            '<details><summary class="muted">Rules not applied (inputs not measured)</summary><ul>'
+            + "".join(f"<li>{escape(s)}</li>" for s in skipped)
+            + "</ul></details>"
+        )
+    return out
+
+
+def _sample_quality(s: SampleScores) -> float:
+    """A per-question figure to rank the worst: mean of its higher-is-better values; failed questions rank first."""
+    if s.failed:
+        return -1.0
+    vals = [v for k, v in s.metrics.items() if v is not None and not lower_is_better(k) and not math.isnan(v)]
+    return sum(vals) / len(vals) if vals else 0.0
+
+
+def _worst_html(run: StoredRun, n: int) -> str:
+    worst = sorted(run.scores, key=lambda s: (_sample_quality(s), s.pair_id))[:n]
+    rows = []
+    for s in worst:
+        sample = run.samples.get(s.pair_id)
+        question = escape(sample.question or "") if sample else ""
+        detail = ""
+        if sample is not None:
+            ctxs = "".join(
+                f"<pre>#{i + 1} {escape(c.doc_id or '')} {escape(c.chunk_id or '')}"
+                f"{' score ' + format(c.score, '.3f') if c.score is not None else ''}\n{escape(c.text[:600])}</pre>"
+                for i, c in enumerate(sample.contexts[:5])
+            )
+            detail = (
+                f"<details><summary>answer and {len(sample.contexts)} contexts</summary>"
+                f"<pre>{escape(sample.answer[:1000]) or '(empty answer)'}</pre>{ctxs}</details>"
+            )
+        metrics = ", ".join(f"{k} {fmt(v, k)}" for k, v in sorted(s.metrics.items()) if v is not None)
+        err = f'<div class="bad">{escape(s.error)}</div>' if s.error else ""
+        rows.append(
+            [
+                f"<code>{escape(s.pair_id)}</code>",
+                escape(s.question_type),
+                f'<div class="q">{question}{err}{detail}</div>',
+                escape(metrics) or "–",
+            ]
+        )
+    return _table(["pair", "type", "question", "metrics"], rows, numeric_from=99)
+
+
+def _comparison_html(cmp: Comparison) -> str:
+    rows = [
+        [
+            escape(m.metric),
+            str(m.n),
+            fmt(m.mean_a, m.metric),
+            fmt(m.mean_b, m.metric),
+            f"{m.diff:+.3f}",
+            f"[{m.ci_low:+.3f}, {m.ci_high:+.3f}]",
+            f'<span class="{"good" if m.verdict == "better" else "bad" if m.verdict == "worse" else "muted"}">'
+            f"{escape(m.verdict)}</span>",
+        ]
+        for m in cmp.metrics
+    ]
+    table = _table(["metric", "n", "baseline", "this run", "difference", f"{cmp.confidence:.0%} CI", "verdict"], rows)
+    regressions = _table(
+        ["pair", "type", "metric", "baseline", "this run", "question"],
+        [
+            [
+                f"<code>{escape(r.pair_id)}</code>",
+                escape(r.question_type),
+                escape(r.metric),
+                fmt(r.value_a),
+                fmt(r.value_b),
+                escape(r.question or ""),
+            ]
+            for r in cmp.regressions
+        ],
+        numeric_from=99,
+    )
+    return (
+        f"<p>Paired bootstrap over the questions both runs scored ({cmp.n_resamples} resamples, seed {cmp.seed}). "
+        f"{cmp.n_worse} question(s) got worse on at least one quality metric.</p>{table}"
+        + (f"<h3>Questions that got worse</h3>{regressions}" if cmp.regressions else "")
+    )
+
+
+def render_html(
+    run: StoredRun, baseline: StoredRun | None = None, comparison: Comparison | None = None, worst: int = 15
+) -> str:
+    """The whole report as one HTML string (no external resources)."""
+    s, meta = run.summary, run.meta
+    base = baseline.summary if baseline else None
+    found = diagnose(s)
+    info = [
+        ("run", meta.run_id),
+        ("dataset", f"{meta.dataset} (version {meta.dataset_version or 'working copy'}, hash {meta.manifest_hash})"),
+        ("target", meta.target),
+        ("created", meta.created_at.isoformat()),
+        ("git revision", meta.git_revision or "–"),
+        ("questions", f"{s.n_samples} ({s.n_failed} failed)"),
+        ("sample", f"{meta.sample['n']} questions, seed {meta.sample['seed']}" if meta.sample else "full set"),
+    ]
+    if s.overall_score is not None:
+        info.append(("overall score", f"{s.overall_score:.3f}"))
+    if baseline:
+        info.append(("baseline", baseline.run_id))
+    head = "".join(f"<tr><td>{escape(k)}</td><td>{escape(str(v))}</td></tr>" for k, v in info)
+
+    metric_rows = []
+    for m, v in sorted(s.overall.items()):
+        row = [escape(m), fmt(v, m)]
+        if base is not None:
+            row += [fmt(base.overall.get(m), m), _delta_cell(m, v, base.overall.get(m))]
+        metric_rows.append(row)
+    headers = ["metric", "value"] + (["baseline", "difference"] if base is not None else [])
+    system_rows = []
+    for m, v in sorted(s.system.items()):
+        row = [escape(m), fmt(v, m)]
+        if base is not None:
+            row += [fmt(base.system.get(m), m), _delta_cell(m, v, base.system.get(m))]
+        system_rows.append(row)
+
+    charts = []
+    types = sorted(s.by_type)
+    chart_metrics = [m for m in CHART_METRICS if any(m in s.by_type[t] for t in types)]
+    if not chart_metrics:
+        chart_metrics = sorted({m for t in types for m in s.by_type[t] if not lower_is_better(m)})[:6]
+    for m in chart_metrics:
+        bars = [(t, s.by_type[t][m]) for t in types if s.by_type[t].get(m) is not None]
+        marks = {t: base.by_type[t][m] for t in types if base and base.by_type.get(t, {}).get(m) is not None} or None
+        top = max([1.0, *(v for _, v in bars)])
+        charts.append(svg_bars(m, bars, max_value=top, marks=marks))
+
+    latencies = [x.latency.total_ms for x in run.samples.values() if x.latency.total_ms is not None]
+    hist = svg_histogram(f"total latency over {len(latencies)} questions", latencies)
+    parts = [
+        f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>goldset report {escape(meta.run_id)}"
+        f"</title><style>{_CSS}</style></head><body>",
+        f"<h1>goldset evaluation report</h1><table class='meta'>{head}</table>",
+        "<h2>Likely causes</h2>",
+        _diagnoses_html(found, skipped_rules(s)),
+        "<h2>Metrics</h2>",
+        _table(headers, metric_rows) if metric_rows else "<p>No metric was computed.</p>",
+    ]
+    if comparison is not None:
+        parts += ["<h2>Compared with the baseline</h2>", _comparison_html(comparison)]
+    parts += ["<h2>By question type</h2>", f"<div class='charts'>{''.join(charts)}</div>"]
+    type_metrics = sorted({m for t in types for m in s.by_type[t]})
+    parts.append(
+        _table(
+            ["type", *type_metrics], [[escape(t), *(fmt(s.by_type[t].get(m), m) for m in type_metrics)] for t in types]
+        )
+    )
+    parts += ["<h2>Latency and system</h2>", hist or "<p>No latency was reported.</p>"]
+    if system_rows:
+        parts.append(
+            _table(["figure", "value"] + (["baseline", "difference"] if base is not None else []), system_rows)
+        )
+    if s.by_language:
+        langs = sorted(s.by_language)
+        lm = sorted({m for lang in langs for m in s.by_language[lang]})
+        parts += [
+            "<h2>By language</h2>",
+            _table(
+                ["language", *lm], [[escape(lang), *(fmt(s.by_language[lang].get(m), m) for m in lm)] for lang in langs]
+            ),
+        ]
+    if s.by_doc:
+        key = next((m for m in ("recall@5", "mrr", "context_recall") if any(m in d for d in s.by_doc.values())), None)
+        docs = sorted(s.by_doc, key=lambda d: (s.by_doc[d].get(key, 0.0) if key else 0.0, d))[:20]
+        dm = sorted({m for d in docs for m in s.by_doc[d]})[:8]
+        parts += [
+            f"<h2>Documents{' with the lowest ' + escape(key) if key else ''} (20 at most)</h2>",
+            _table(["document", *dm], [[escape(d), *(fmt(s.by_doc[d].get(m), m) for m in dm)] for d in docs]),
+        ]
+    parts += [f"<h2>Worst questions ({min(worst, len(run.scores))})</h2>", _worst_html(run, worst)]
+    if s.left_out:
+        parts.append(f"<p class='muted'>Weighted metrics not computed in this run: {escape(', '.join(s.left_out))}</p>")
+    parts.append("</body></html>")
+    return "\n".join(parts)
+
+
+def write_report(
+    path: Path, run: StoredRun, baseline: StoredRun | None = None, *, n_resamples: int = 2000, seed: int = 0
+) -> Path:
+    """Write the HTML report of ``run`` (with a paired comparison when a ``baseline`` of the same dataset is given)."""
+    comparison = None
+    if baseline is not None:
+        from goldset.evaluate.compare import compare_runs
+
+        comparison = compare_runs(baseline, run, n_resamples=n_resamples, seed=seed)
+    html = render_html(run, baseline, comparison)
+    atomic_write_text(Path(path), html)
+    return Path(path)
+
+
+# --------------------------------------------------------------------------------------------------- terminal
+
+
+def summary_table(summary: RunSummary, baseline: RunSummary | None = None, title: str | None = None) -> Table:
+    """The run's metrics as a rich table: overall value, then one column per question type."""
+    from rich.table import Table
+
+    table = Table(title=title or f"run {summary.run_id}", title_justify="left")
+    table.add_column("metric")
+    table.add_column("overall", justify="right")
+    if baseline is not None:
+        table.add_column("baseline", justify="right")
+        table.add_column("Δ", justify="right")
+    types = sorted(summary.by_type)
+    for t in types:
+        table.add_column(t, justify="right")
+    for m, v in sorted(summary.overall.items()):
+        row: list[Any] = [m, fmt(v, m)]
+        if baseline is not None:
+            b = baseline.overall.get(m)
+            row += [fmt(b, m), "–" if b is None else f"{v - b:+.3f}"]
+        row += [fmt(summary.by_type[t].get(m), m) for t in types]
+        table.add_row(*row)
+    for m, v in sorted(summary.system.items()):
+        row = [m, fmt(v, m)]
+        if baseline is not None:
+            b = baseline.system.get(m)
+            row += [fmt(b, m), "–" if b is None else f"{v - b:+.3f}"]
+        row += [""] * len(types)
+        table.add_row(*row, style="dim")
+    return table
