@@ -1,0 +1,39 @@
+"""Quality heuristic: the answer is an answer, not a placeholder ("N/A", "unknown", "无", "...")."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, result
+from goldset.schema import CheckResult, QAPair
+from goldset.text import normalize, tokenize
+
+NAME = "answer_present"
+
+DEFAULT_PLACEHOLDERS = [
+    "n/a", "na", "none", "null", "nil", "unknown", "tbd", "todo", "-", "--", "...", "?", "no answer",
+    "i don't know", "i do not know", "not sure", "无", "暂无", "不知道", "未知", "没有", "略",
+]  # fmt: skip
+
+
+class Settings(CheckSettings):
+    placeholders: list[str] = Field(default_factory=lambda: list(DEFAULT_PLACEHOLDERS))
+
+
+def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:
+    text = normalize(pair.answer).strip(" .。!！")
+    if not tokenize(pair.answer):
+        return result(False, None, "answer has no words, only punctuation or symbols")
+    if text in {normalize(p) for p in settings.placeholders}:
+        return result(False, None, f"answer is a placeholder ({pair.answer.strip()!r})")
+    return result(True, None, "answer present")
+
+
+SPEC = CheckSpec(
+    name=NAME,
+    settings_model=Settings,
+    kind="pair",
+    summary="answer is not empty / 'N/A'",
+    reads=("answer",),
+    func=check,  # type: ignore[arg-type]
+)

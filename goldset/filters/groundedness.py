@@ -1,0 +1,162 @@
+"""Check 5 (LLM judge, optional): is every claim of the answer supported by the evidence chunk(s) alone?
+
+An answer that rests on outside knowledge rewards a RAG system for hallucinating the same outside fact. The
+judge gets the question, the answer and the sources and returns a structured verdict
+(:class:`GroundednessVerdict`); a pair whose answer adds facts fails. For ``unanswerable`` pairs the check
+inverts: the sources (the chunk it was generated from plus the KB chunks most related to the question) must
+*not* answer the question.
+
+Calls go through :class:`goldset.llm.LLMClient` with the call journal, so a re-run with the same pair, sources,
+prompt and model is a cache hit; the model and prompt hash are part of the check's settings hash.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, result
+from goldset.schema import CheckResult, Chunk, QAPair, QuestionType
+from goldset.text import tokenize
+
+if TYPE_CHECKING:
+    from goldset.llm import LLMClient
+    from goldset.prompts import Prompt
+
+NAME = "groundedness"
+PROMPT_ID = "judge_groundedness"
+SCHEMA_NAME = "groundedness"
+
+
+class Settings(CheckSettings):
+    enabled: bool | None = Field(  # type: ignore[assignment]
+        None, description="None (default): on when a judge endpoint is configured; true: required; false: off."
+    )
+    max_source_chars: int = Field(12000, ge=500, description="Sources longer than this are cut (prompt size).")
+
+
+class GroundednessVerdict(BaseModel):
+    """The judge's structured reply."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    supported: bool = Field(description="Every claim in the answer is supported by the sources alone.")
+    answerable: bool = Field(description="The sources contain what is needed to answer the question.")
+    unsupported_claims: list[str] = Field(default_factory=list)
+    reason: str = ""
+
+
+def related_chunks(question: str, chunks: Sequence[Chunk], k: int) -> list[Chunk]:
+    """The ``k`` chunks sharing the most question tokens (a cheap lexical retrieval for unanswerable pairs)."""
+    if k <= 0 or not chunks:
+        return []
+    q = set(tokenize(question))
+    scored = [(len(q & set(tokenize(c.text))), c.id, c) for c in chunks]
+    scored = [s for s in scored if s[0] > 0]
+    scored.sort(key=lambda s: (-s[0], s[1]))
+    return [c for _, _, c in scored[:k]]
+
+
+def sources_for(pair: QAPair, chunks: ChunkMap, related: Sequence[Chunk] = ()) -> list[tuple[str, str]]:
+    """(chunk id, text) of what the judge sees: the evidence chunks (else quotes); for unanswerable pairs also
+    the chunks it was generated from and the related chunks."""
+    seen: dict[str, str] = {}
+    ids = list(pair.chunk_ids)
+    if pair.question_type == QuestionType.unanswerable:
+        ids += sorted(pair.provenance.chunk_hashes)
+    for cid in ids:
+        chunk = chunks.get(cid)
+        if chunk is not None:
+            seen.setdefault(cid, chunk.text)
+        else:
+            quotes = [e.quote for e in pair.evidence if e.chunk_id == cid]
+            if quotes:
+                seen.setdefault(cid, "\n".join(quotes))
+    if pair.question_type == QuestionType.unanswerable:
+        for c in related:
+            seen.setdefault(c.id, c.text)
+    return list(seen.items())
+
+
+def render_messages(
+    pair: QAPair, sources: list[tuple[str, str]], prompt: Prompt, settings: Settings
+) -> list[dict[str, str]]:
+    text = "\n\n".join(f'<source id="{cid}">\n{body}\n</source>' for cid, body in sources)
+    if len(text) > settings.max_source_chars:
+        text = text[: settings.max_source_chars] + "\n[...]"
+    return prompt.render(
+        question=pair.question, answer=pair.answer, question_type=pair.question_type.value, sources=text
+    )
+
+
+def interpret(pair: QAPair, verdict: GroundednessVerdict) -> CheckResult:
+    """Turn the judge's verdict into the check result (inverted for unanswerable pairs)."""
+    why = verdict.reason.strip()
+    if pair.question_type == QuestionType.unanswerable:
+        if verdict.answerable:
+            return result(False, 1.0, f"unanswerable pair, but the KB answers it: {why}".rstrip(": "))
+        return result(True, 0.0, f"the KB does not answer it: {why}".rstrip(": "))
+    if verdict.supported:
+        return result(True, 1.0, f"supported: {why}".rstrip(": "))
+    claims = "; ".join(c.strip() for c in verdict.unsupported_claims if c.strip())
+    detail = f"unsupported claims: {claims}" if claims else why
+    return result(False, 0.0, f"answer goes beyond its sources ({detail})")
+
+
+@dataclass
+class JudgeOutcome:
+    pair_id: str
+    check: CheckResult | None
+    error: str | None = None
+
+
+async def judge_many(
+    pairs: Sequence[QAPair],
+    chunks: ChunkMap,
+    settings: Settings,
+    client: LLMClient,
+    prompt: Prompt,
+    *,
+    kb_chunks: Sequence[Chunk] = (),
+    kb_context_chunks: int = 3,
+    on_done: Callable[[], Any] | None = None,
+) -> list[JudgeOutcome]:
+    """Judge every pair concurrently (the client bounds concurrency and rate); a failed call is an error, not
+    a verdict, so the pair is judged again on the next run."""
+    import asyncio
+
+    async def one(pair: QAPair) -> JudgeOutcome:
+        related = (
+            related_chunks(pair.question, kb_chunks, kb_context_chunks)
+            if pair.question_type == QuestionType.unanswerable
+            else []
+        )
+        sources = sources_for(pair, chunks, related)
+        if not sources:
+            out = JudgeOutcome(pair.id, result(False, None, "no evidence to judge the answer against"))
+        else:
+            res = await client.complete_json(
+                render_messages(pair, sources, prompt, settings), GroundednessVerdict, schema_name=SCHEMA_NAME
+            )
+            if res.value is None:
+                out = JudgeOutcome(pair.id, None, res.error or "judge call failed")
+            else:
+                out = JudgeOutcome(pair.id, interpret(pair, res.value))
+        if on_done is not None:
+            on_done()
+        return out
+
+    return list(await asyncio.gather(*(one(p) for p in pairs)))
+
+
+SPEC = CheckSpec(
+    name=NAME,
+    settings_model=Settings,
+    kind="llm",
+    summary="answer is supported by its sources alone (LLM judge)",
+    reads=("question", "answer", "question_type", "evidence"),
+    uses_chunks=True,
+)

@@ -1,0 +1,279 @@
+"""Sub-quadratic near-duplicate search: numpy MinHash + LSH banding, candidates verified exactly.
+
+Why our own MinHash instead of datasketch: datasketch hashes each shingle and updates each signature in Python
+(reported ~470 s for 100k texts); here every text's character shingles are hashed in one vectorised pass over
+a single code-point array, each permutation is one multiply-shift over that array plus one
+``np.minimum.reduceat``, and LSH buckets are found by sorting band keys, never with Python dicts per text.
+``benchmarks/bench_filters.py`` measures both.
+
+Shingles are character n-grams (default 3) of :func:`goldset.filters.textsim.canonical` text, i.e. tokens
+joined by spaces: trigram pieces for Latin text, character bigrams for CJK text. Candidate pairs (texts that
+share a band bucket) are verified with rapidfuzz's normalised Indel similarity on the same canonical strings,
+so the reported similarity is exact and symmetric; LSH only decides which pairs are looked at.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from goldset.filters.textsim import canonical
+
+if TYPE_CHECKING:
+    import numpy as np
+
+_MASK64 = (1 << 64) - 1
+
+
+@dataclass(frozen=True)
+class LSHParams:
+    """``num_perm`` = ``bands`` × rows; the similarity where a pair becomes a likely candidate is ≈ (1/b)^(1/r)."""
+
+    num_perm: int = 100
+    bands: int = 20
+    shingle: int = 3
+    seed: int = 20250101
+
+    @property
+    def rows(self) -> int:
+        return self.num_perm // self.bands
+
+
+def _splitmix(x: np.ndarray) -> np.ndarray:
+    """A strong 64-bit mixer (splitmix64 finaliser), vectorised; numpy's uint64 arithmetic wraps silently."""
+    import numpy as np
+
+    x = x + np.uint64(0x9E3779B97F4A7C15)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def shingle_hashes(texts: Sequence[str], k: int = 3) -> tuple[np.ndarray, np.ndarray]:
+    """Hashed character k-grams of each (already canonical) text, in one pass.
+
+    Returns ``(hashes, counts)``: the hashes of all texts back to back and how many belong to each text. A text
+    shorter than k is padded so that it still has one shingle (empty texts all share the same one).
+    """
+    import numpy as np
+
+    padded = [t if len(t) >= k else t + "\x01" * (k - len(t)) for t in texts]
+    joined = "\x00".join(padded)
+    cp = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+    n = len(cp)
+    if n < k:
+        return np.zeros(0, dtype=np.uint64), np.zeros(len(texts), dtype=np.int64)
+    m = n - k + 1
+    # Polynomial rolling value of each window (wraps mod 2^64), then mixed.
+    val = np.zeros(m, dtype=np.uint64)
+    base = np.uint64(0x100000001B3)
+    for j in range(k):
+        val = val * base + cp[j : j + m]
+    is_sep = (cp == 0).astype(np.int64)
+    csum = np.concatenate([[0], np.cumsum(is_sep)])
+    crosses = (csum[k:] - csum[:m]) > 0  # window contains a separator
+    doc = csum[:m]  # separators before the window start = index of its text
+    keep = ~crosses
+    hashes = _splitmix(val[keep])
+    counts = np.bincount(doc[keep], minlength=len(texts)).astype(np.int64)
+    return hashes, counts
+
+
+def minhash_signatures(texts: Sequence[str], params: LSHParams) -> np.ndarray:
+    """MinHash signatures, shape (len(texts), num_perm), uint32, of canonical texts."""
+    import numpy as np
+
+    if not texts:
+        return np.zeros((0, params.num_perm), dtype=np.uint32)
+    hashes, counts = shingle_hashes(texts, params.shingle)
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    rng = np.random.default_rng(params.seed)
+    a = rng.integers(1, 2**63, size=params.num_perm, dtype=np.uint64) | np.uint64(1)
+    b = rng.integers(0, 2**63, size=params.num_perm, dtype=np.uint64)
+    sig = np.empty((len(texts), params.num_perm), dtype=np.uint32)
+    shift = np.uint64(32)
+    for p in range(params.num_perm):
+        h = ((hashes * a[p] + b[p]) >> shift).astype(np.uint32)
+        sig[:, p] = np.minimum.reduceat(h, starts)
+    return sig
+
+
+def band_keys(sig: np.ndarray, params: LSHParams) -> np.ndarray:
+    """One 64-bit key per (text, band), shape (n, bands): equal keys = same bucket in that band."""
+    import numpy as np
+
+    n = sig.shape[0]
+    r = params.rows
+    keys = np.empty((n, params.bands), dtype=np.uint64)
+    mult = np.uint64(0x9E3779B97F4A7C15)
+    for band in range(params.bands):
+        acc = np.full(n, np.uint64(band + 1), dtype=np.uint64)
+        for j in range(band * r, band * r + r):
+            acc = _splitmix(acc * mult + sig[:, j].astype(np.uint64))
+        keys[:, band] = acc
+    return keys
+
+
+def _bucket_pairs(keys: np.ndarray, max_bucket: int) -> np.ndarray:
+    """Candidate index pairs (i < j) sharing a bucket in any band, as one array of shape (k, 2), unique.
+
+    A bucket of up to ``max_bucket`` texts yields all its pairs; a larger one (a boilerplate shingle set
+    shared by many texts) yields a chain plus a star, which union-find still joins when they verify.
+    """
+    import numpy as np
+
+    n, bands = keys.shape
+    out: list[np.ndarray] = []
+    for band in range(bands):
+        col = keys[:, band]
+        order = np.argsort(col, kind="stable")
+        sk = col[order]
+        same = sk[1:] == sk[:-1]
+        if not same.any():
+            continue
+        # Runs of equal keys: start index and length.
+        boundaries = np.flatnonzero(np.concatenate([[True], ~same, [True]]))
+        starts, ends = boundaries[:-1], boundaries[1:]
+        lengths = ends - starts
+        two = starts[lengths == 2]
+        if len(two):
+            out.append(np.stack([order[two], order[two + 1]], axis=1))
+        for s, e in zip(starts[lengths > 2], ends[lengths > 2], strict=True):
+            members = np.sort(order[s:e])
+            if len(members) <= max_bucket:
+                ii, jj = np.triu_indices(len(members), k=1)
+                out.append(np.stack([members[ii], members[jj]], axis=1))
+            else:
+                out.append(np.stack([members[:-1], members[1:]], axis=1))
+                out.append(np.stack([np.full(len(members) - 1, members[0]), members[1:]], axis=1))
+    if not out:
+        return np.zeros((0, 2), dtype=np.int64)
+    pairs = np.concatenate(out).astype(np.int64)
+    pairs.sort(axis=1)
+    code = np.unique(pairs[:, 0] * n + pairs[:, 1])
+    return np.stack([code // n, code % n], axis=1)
+
+
+def verify(a: Sequence[str], b: Sequence[str]) -> np.ndarray:
+    """Element-wise normalised Indel similarity of canonical strings a[i], b[i] (rapidfuzz, in C)."""
+    import numpy as np
+    from rapidfuzz import process
+    from rapidfuzz.distance import Indel
+
+    if not a:
+        return np.zeros(0, dtype=np.float64)
+    return np.asarray(process.cpdist(a, b, scorer=Indel.normalized_similarity, workers=1), dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class SimilarPair:
+    i: int
+    j: int
+    similarity: float
+
+
+def similar_pairs(
+    texts: Sequence[str], threshold: float, params: LSHParams | None = None, *, max_bucket: int = 50
+) -> list[SimilarPair]:
+    """All pairs (i < j) of ``texts`` whose canonical similarity is ≥ ``threshold``, found via LSH."""
+    params = params or LSHParams()
+    canon = [canonical(t) for t in texts]
+    sig = minhash_signatures(canon, params)
+    cand = _bucket_pairs(band_keys(sig, params), max_bucket)
+    sims = verify([canon[i] for i in cand[:, 0]], [canon[j] for j in cand[:, 1]])
+    return [SimilarPair(int(i), int(j), float(s)) for (i, j), s in zip(cand, sims, strict=True) if s >= threshold]
+
+
+def groups_from_pairs(n: int, pairs: Sequence[SimilarPair]) -> list[list[int]]:
+    """Connected components (size ≥ 2) of the similarity graph, each sorted, ordered by first member."""
+    parent = list(range(n))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for p in pairs:
+        ri, rj = find(p.i), find(p.j)
+        if ri != rj:
+            parent[max(ri, rj)] = min(ri, rj)
+    comps: dict[int, list[int]] = {}
+    for x in range(n):
+        comps.setdefault(find(x), []).append(x)
+    return sorted((sorted(c) for c in comps.values() if len(c) > 1), key=lambda c: c[0])
+
+
+def duplicate_groups(
+    texts: Sequence[str], threshold: float, params: LSHParams | None = None
+) -> tuple[list[list[int]], list[SimilarPair]]:
+    """Groups of near-duplicate texts (indices) and the verified pairs that joined them."""
+    pairs = similar_pairs(texts, threshold, params)
+    return groups_from_pairs(len(texts), pairs), pairs
+
+
+class SentenceIndex:
+    """MinHash LSH index of source sentences, queried in batches: which sentences look like each text?
+
+    Used by the question–source overlap check to look beyond a pair's own evidence chunk at every sentence of
+    the KB without comparing every question with every sentence.
+    """
+
+    def __init__(self, sentences: Sequence[str], params: LSHParams | None = None) -> None:
+        import numpy as np
+
+        self.params = params or LSHParams()
+        self.sentences = list(dict.fromkeys(s for s in sentences if s.strip()))
+        self._canon = [canonical(s) for s in self.sentences]
+        keys = band_keys(minhash_signatures(self._canon, self.params), self.params)
+        self._keys = keys
+        self._order = [np.argsort(keys[:, b], kind="stable") for b in range(self.params.bands)]
+        self._sorted = [keys[self._order[b], b] for b in range(self.params.bands)]
+
+    def __len__(self) -> int:
+        return len(self.sentences)
+
+    def query_many(
+        self, texts: Sequence[str], threshold: float = 0.0, limit: int = 20
+    ) -> list[list[tuple[int, float]]]:
+        """For each text, up to ``limit`` (sentence index, similarity) candidates at or above ``threshold``."""
+        import numpy as np
+
+        if not texts or not self.sentences:
+            return [[] for _ in texts]
+        canon = [canonical(t) for t in texts]
+        qkeys = band_keys(minhash_signatures(canon, self.params), self.params)
+        qi_parts, si_parts = [], []
+        for b in range(self.params.bands):
+            sk, order = self._sorted[b], self._order[b]
+            lo = np.searchsorted(sk, qkeys[:, b], side="left")
+            hi = np.searchsorted(sk, qkeys[:, b], side="right")
+            width = np.minimum(hi - lo, limit)
+            hit = np.flatnonzero(width > 0)
+            if not len(hit):
+                continue
+            w = width[hit]
+            # Positions lo[q] .. lo[q] + w[q] - 1 for every hit q, without a Python loop.
+            offsets = np.arange(int(w.sum())) - np.repeat(np.cumsum(w) - w, w)
+            qi_parts.append(np.repeat(hit, w))
+            si_parts.append(order[np.repeat(lo[hit], w) + offsets])
+        found: list[list[tuple[int, float]]] = [[] for _ in texts]
+        if not qi_parts:
+            return found
+        qi = np.concatenate(qi_parts).astype(np.int64)
+        si = np.concatenate(si_parts).astype(np.int64)
+        code = np.unique(qi * len(self.sentences) + si)
+        qi, si = code // len(self.sentences), code % len(self.sentences)
+        sims = verify([canon[q] for q in qi], [self._canon[s] for s in si])
+        for q, s, sim in zip(qi.tolist(), si.tolist(), sims.tolist(), strict=True):
+            if sim >= threshold:
+                found[q].append((s, sim))
+        for lst in found:
+            lst.sort(key=lambda t: -t[1])
+            del lst[limit:]
+        return found
+
+    def candidates(self, text: str, limit: int = 20) -> list[str]:
+        """Sentences that share an LSH bucket with ``text``, most similar first."""
+        return [self.sentences[i] for i, _ in self.query_many([text], limit=limit)[0]]

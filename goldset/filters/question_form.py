@@ -1,0 +1,47 @@
+"""Quality heuristic: the question is one question (a question mark or an interrogative/imperative opening).
+
+Two questions in one ("What is X? And how do I Y?") make an ambiguous target: a system answering half of it
+is neither right nor wrong.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import Field
+
+from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, result
+from goldset.schema import CheckResult, QAPair
+
+NAME = "question_form"
+
+_OPENERS = re.compile(
+    r"^(what|how|why|when|where|which|who|whom|whose|is|are|was|were|can|could|does|do|did|should|would|will|"
+    r"shall|may|must|has|have|explain|describe|list|name|give|compare|show|tell|in what|for what|with what)\b",
+    re.IGNORECASE,
+)
+_ZH_CUES = re.compile(r"吗|呢|什么|怎么|怎样|如何|为什么|为何|哪|是否|多少|几|请|能否|可否|有没有|是不是")
+
+
+class Settings(CheckSettings):
+    max_question_marks: int = Field(1, ge=1, description="More question marks means more than one question.")
+
+
+def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:
+    q = pair.question.strip()
+    marks = q.count("?") + q.count("？")
+    if marks > settings.max_question_marks:
+        return result(False, None, f"{marks} question marks: ask one question per pair")
+    if marks or _OPENERS.match(q) or _ZH_CUES.search(q):
+        return result(True, None, "reads as a question")
+    return result(False, None, "does not read as a question (no '?' and no interrogative word)")
+
+
+SPEC = CheckSpec(
+    name=NAME,
+    settings_model=Settings,
+    kind="pair",
+    summary="one well-formed question",
+    reads=("question",),
+    func=check,  # type: ignore[arg-type]
+)

@@ -1,0 +1,60 @@
+"""Check 2: the question must not be a near copy of a source sentence.
+
+A question that repeats a chunk sentence is trivially retrievable by lexical match and tests nothing. The
+question is compared with every sentence of its evidence chunks and with the near-matching sentences of the
+whole KB that the pipeline finds with :class:`~goldset.filters.neardup.SentenceIndex`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import Field
+
+from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, evidence_texts, result
+from goldset.filters.textsim import best_edit_match, containment, split_sentences
+from goldset.schema import CheckResult, QAPair
+from goldset.text import tokenize
+
+NAME = "question_overlap"
+
+
+class Settings(CheckSettings):
+    max_similarity: float = Field(0.85, ge=0, le=1, description="Fail at or above this sentence similarity.")
+    ngram: int = Field(3, ge=1, le=8)
+    max_containment: float = Field(
+        0.9, ge=0, le=1, description="Fail when this share of the question's n-grams is in one sentence."
+    )
+    min_tokens_for_containment: int = Field(8, ge=1, description="Shorter questions are judged by similarity only.")
+    whole_kb: bool = Field(True, description="Also compare with near-matching sentences of every KB chunk.")
+
+
+def check(pair: QAPair, chunks: ChunkMap, settings: Settings, kb_sentences: Sequence[str] = ()) -> CheckResult:
+    """``kb_sentences``: near-matching sentences of other chunks, found by the pipeline's sentence index."""
+    sentences = [s for text in evidence_texts(pair, chunks) for s in split_sentences(text)]
+    if settings.whole_kb:
+        sentences.extend(kb_sentences)
+    if not sentences:
+        return result(True, None, "no source sentences to compare with")
+    sim, best = best_edit_match(pair.question, sentences)
+    q_tokens = tokenize(pair.question)
+    cont = 0.0
+    if len(q_tokens) >= settings.min_tokens_for_containment:
+        cont = max(containment(q_tokens, tokenize(s), settings.ngram) for s in sentences)
+    score = max(sim, cont)
+    if sim >= settings.max_similarity:
+        return result(False, score, f"question is {sim:.0%} similar to source sentence {best[:80]!r}")
+    if cont >= settings.max_containment:
+        return result(False, score, f"{cont:.0%} of the question's {settings.ngram}-grams are in one source sentence")
+    return result(True, score, f"closest source sentence {sim:.2f} similar")
+
+
+SPEC = CheckSpec(
+    name=NAME,
+    settings_model=Settings,
+    kind="pair",
+    summary="question is not a near copy of a source sentence",
+    reads=("question", "evidence"),
+    uses_chunks=True,
+    func=check,  # type: ignore[arg-type]
+)

@@ -1,0 +1,42 @@
+"""The checks, by name, in the order the pipeline runs them (cheap lexical checks first, the LLM judge last)."""
+
+from __future__ import annotations
+
+from goldset.filters import (
+    answer_present,
+    duplicates,
+    groundedness,
+    leakage,
+    length,
+    question_form,
+    question_overlap,
+    self_contained,
+    type_plausible,
+    verbatim,
+)
+from goldset.filters.base import CheckSpec
+
+CHECKS: dict[str, CheckSpec] = {
+    m.SPEC.name: m.SPEC
+    for m in (
+        answer_present,
+        length,
+        question_form,
+        self_contained,
+        type_plausible,
+        leakage,
+        verbatim,
+        question_overlap,
+        duplicates,
+        groundedness,
+    )
+}
+
+
+def get(name: str) -> CheckSpec:
+    from goldset.errors import ConfigError
+
+    try:
+        return CHECKS[name]
+    except KeyError:
+        raise ConfigError(f"unknown check {name!r}; known checks: {', '.join(CHECKS)}") from None

@@ -1,0 +1,73 @@
+"""The ``filter`` section of goldset.yaml: which checks run and their thresholds.
+
+```yaml
+filter:
+  checks:
+    verbatim: {max_containment: 0.6}
+    duplicate: {threshold: 0.85}
+    groundedness: {enabled: false}
+```
+
+Every check has defaults, so a missing entry means "enabled with default thresholds". An unknown check name or
+an invalid threshold is a ConfigError before any work is done.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from goldset.filters.base import CheckSettings
+
+
+class FilterSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    checks: dict[str, CheckSettings] = Field(default_factory=dict)
+    examples: int = Field(3, ge=0, description="Failure examples per check in the report.")
+    kb_context_chunks: int = Field(
+        3, ge=0, description="For unanswerable pairs, how many related KB chunks the judge also sees."
+    )
+
+    @field_validator("checks", mode="before")
+    @classmethod
+    def _parse_checks(cls, value: Any) -> dict[str, CheckSettings]:
+        from goldset.filters.registry import CHECKS
+
+        value = value or {}
+        if not isinstance(value, dict):
+            raise ValueError("must be a mapping of check name to its settings")
+        unknown = sorted(set(value) - set(CHECKS))
+        if unknown:
+            raise ValueError(f"unknown check {unknown[0]!r}; known checks: {', '.join(CHECKS)}")
+        parsed: dict[str, CheckSettings] = {}
+        for name, spec in CHECKS.items():
+            raw = value.get(name)
+            if isinstance(raw, CheckSettings):
+                parsed[name] = raw
+                continue
+            if isinstance(raw, bool):  # `verbatim: false` as a shorthand
+                raw = {"enabled": raw}
+            if raw is not None and not isinstance(raw, dict):
+                raise ValueError(f"{name}: expected a mapping of thresholds (or true/false)")
+            try:
+                parsed[name] = spec.settings_model.model_validate(raw or {})
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                loc = ".".join(str(p) for p in err.get("loc", ()))
+                msg = "unknown setting; check its spelling" if err.get("type") == "extra_forbidden" else err["msg"]
+                raise ValueError(f"{name}.{loc}: {msg}" if loc else f"{name}: {msg}") from None
+        return parsed
+
+    def for_check(self, name: str) -> CheckSettings:
+        from goldset.filters.registry import get
+
+        spec = get(name)
+        return self.checks.get(name) or spec.settings_model()
+
+
+def load_filter_settings(ws: Any, overrides: dict[str, Any] | None = None) -> FilterSettings:
+    from goldset.config import load_section
+
+    return load_section(ws, "filter", FilterSettings, overrides)

@@ -1,0 +1,80 @@
+"""Check 1: the answer must not copy its evidence chunk(s).
+
+A copied answer makes context recall look perfect, because the retrieved text *is* the answer. Three
+measures, each against the evidence text, any of them over its threshold fails the pair:
+
+* n-gram containment: the share of the answer's token n-grams found in the evidence;
+* longest common token run relative to the answer length (one long copied stretch);
+* edit similarity to the best-matching evidence sentence (or run of up to three sentences), which still
+  catches a copy with a few words swapped or changed.
+
+Very short answers (a name, a number, an identifier) cannot be phrased without the source's words, so they
+pass with a note instead of failing.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, evidence_texts, result
+from goldset.filters.textsim import best_edit_match, containment, lcs_ratio, sentence_windows, split_sentences
+from goldset.schema import CheckResult, QAPair
+from goldset.text import tokenize
+
+NAME = "verbatim"
+
+
+class Settings(CheckSettings):
+    ngram: int = Field(3, ge=1, le=8, description="n of the token n-grams for containment.")
+    max_containment: float = Field(0.6, ge=0, le=1, description="Fail at or above this n-gram containment.")
+    max_lcs_ratio: float = Field(0.5, ge=0, le=1, description="Fail at or above this longest-run share.")
+    max_edit_similarity: float = Field(0.8, ge=0, le=1, description="Fail at or above this sentence similarity.")
+    min_answer_tokens: int = Field(8, ge=0, description="Shorter answers pass: too short to judge copying.")
+
+
+def measure(answer: str, sources: list[str], settings: Settings) -> dict[str, float]:
+    """The three copy measures of ``answer`` against the evidence ``sources`` (each in [0, 1])."""
+    tokens = tokenize(answer)
+    best = {"containment": 0.0, "lcs": 0.0, "edit": 0.0}
+    sentences: list[str] = []
+    for text in sources:
+        src = tokenize(text)
+        best["containment"] = max(best["containment"], containment(tokens, src, settings.ngram))
+        best["lcs"] = max(best["lcs"], lcs_ratio(tokens, src))
+        sentences.extend(split_sentences(text))
+    best["edit"], _ = best_edit_match(answer, sentence_windows(sentences))
+    return best
+
+
+def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:
+    sources = evidence_texts(pair, chunks)
+    if not sources:
+        return result(True, None, "no evidence to compare with")
+    n_tokens = len(tokenize(pair.answer))
+    if n_tokens < settings.min_answer_tokens:
+        return result(True, 0.0, f"answer has {n_tokens} tokens (< {settings.min_answer_tokens}); not judged")
+    m = measure(pair.answer, sources, settings)
+    over = []
+    if m["containment"] >= settings.max_containment:
+        over.append(f"{m['containment']:.0%} of answer {settings.ngram}-grams are in the evidence")
+    if m["lcs"] >= settings.max_lcs_ratio:
+        over.append(f"a copied run covers {m['lcs']:.0%} of the answer")
+    if m["edit"] >= settings.max_edit_similarity:
+        over.append(f"answer is {m['edit']:.0%} similar to an evidence sentence")
+    score = max(m.values())
+    if over:
+        return result(False, score, "answer copies the evidence: " + "; ".join(over))
+    return result(
+        True, score, f"containment {m['containment']:.2f}, longest run {m['lcs']:.2f}, similarity {m['edit']:.2f}"
+    )
+
+
+SPEC = CheckSpec(
+    name=NAME,
+    settings_model=Settings,
+    kind="pair",
+    summary="answer does not copy its evidence chunk(s)",
+    reads=("answer", "evidence"),
+    uses_chunks=True,
+    func=check,  # type: ignore[arg-type]
+)
