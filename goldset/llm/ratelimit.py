@@ -1,9 +1,11 @@
 """Client-side rate limits: token buckets for requests/minute and tokens/minute, plus server-imposed pauses.
 
-Each bucket holds up to one minute's allowance and refills continuously. A request takes one unit from the
+Each bucket refills continuously at the configured rate and holds at most ``burst_s`` seconds of allowance (one
+second by default, and at least one request): requests are paced evenly instead of being fired in a burst of a
+whole minute's allowance, which is what trips server-side limits. A request takes one unit from the
 request bucket and its *estimated* tokens from the token bucket before it is sent; when the reply reports the
 real usage the difference is settled (:meth:`RateLimiter.settle`), so the tpm limit tracks what the server
-counts. A request larger than a whole minute's allowance waits for a full bucket and then drives it into
+counts. A request larger than the bucket waits for a full bucket and then drives it into
 debt, rather than waiting forever.
 
 A 429 ``Retry-After`` or ``x-ratelimit-remaining-*: 0`` pauses the *whole* client (:meth:`RateLimiter.pause_until`),
@@ -24,11 +26,11 @@ Sleep = Callable[[float], Awaitable[None]]
 
 
 class TokenBucket:
-    """``rate_per_min`` units per minute, burst up to one minute's worth."""
+    """``rate_per_min`` units per minute; holds up to ``burst_s`` seconds' worth (at least one unit)."""
 
-    def __init__(self, rate_per_min: float, clock: Clock) -> None:
-        self.capacity = float(rate_per_min)
+    def __init__(self, rate_per_min: float, clock: Clock, burst_s: float = 1.0) -> None:
         self.rate = float(rate_per_min) / 60.0  # per second
+        self.capacity = max(1.0, self.rate * burst_s)
         self.level = self.capacity
         self._clock = clock
         self._t = clock()
@@ -126,11 +128,12 @@ class RateLimiter:
         *,
         clock: Clock = time.monotonic,
         sleep: Sleep = asyncio.sleep,
+        burst_s: float = 1.0,
     ) -> None:
         self._clock = clock
         self._sleep = sleep
-        self.requests = TokenBucket(rpm, clock) if rpm else None
-        self.tokens = TokenBucket(tpm, clock) if tpm else None
+        self.requests = TokenBucket(rpm, clock, burst_s) if rpm else None
+        self.tokens = TokenBucket(tpm, clock, burst_s) if tpm else None
         self.paused_until = 0.0
         self._lock: asyncio.Lock | None = None
 
