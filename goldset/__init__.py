@@ -41,6 +41,8 @@ _EXPORTS: dict[str, str] = {
     "CallJournal": "goldset.llm",
     "CallResult": "goldset.llm",
     "resolve_endpoint": "goldset.llm",
+    # generation
+    "generate": "goldset.generate",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]

@@ -30,7 +30,9 @@ import fnmatch
 import math
 import random
 import re
+import sys
 import time
+import types
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -44,13 +46,12 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from goldset.config import Workspace, load_section
 from goldset.errors import InputError
 from goldset.hashing import hash_obj
-from goldset.io import iter_jsonl, read_json, read_jsonl, write_jsonl
+from goldset.io import iter_jsonl, read_jsonl, write_jsonl
 from goldset.prompts import Prompt, load_prompt
 from goldset.schema import (
     CheckResult,
     Chunk,
     Evidence,
-    KBSnapshot,
     PairStatus,
     Provenance,
     QAPair,
@@ -296,11 +297,11 @@ def select_chunks(
     chunk_ids: Iterable[str] | None = None,
     min_tokens: int = 0,
 ) -> tuple[list[Chunk], int]:
-    """The chunks to generate for, in KB order, and how many were too small to ask about.
+    """The chunks to generate for, in document order, and how many were too small to ask about.
 
     ``chunk_ids`` (used by refresh) names chunks explicitly and implies ``all_chunks`` for them.
     """
-    selected = list(chunks)
+    selected = sorted(chunks, key=lambda c: (c.doc_id, c.char_start, c.position, c.id))
     if chunk_ids is not None:
         wanted = set(chunk_ids)
         selected = [c for c in selected if c.id in wanted]
@@ -489,8 +490,10 @@ def merge_pairs(existing: Iterable[QAPair], new: Iterable[QAPair]) -> tuple[list
 
 
 def kb_snapshot_id(ws: Workspace) -> str | None:
-    path = ws.kb_dir / "snapshot.json"
-    return read_json(path, KBSnapshot).id if path.exists() else None
+    from goldset.kb import load_snapshot
+
+    snapshot = load_snapshot(ws)
+    return snapshot.id if snapshot is not None else None
 
 
 def _load_kb_chunks(ws: Workspace) -> list[Chunk]:
@@ -569,7 +572,8 @@ def estimate(
     ``output_tokens_per_pair`` per requested pair. Dollars need a model with a known price (else ``None``).
     The call count ignores the cache: it is what a run with an empty journal (or ``--no-cache``) pays.
     """
-    from goldset.llm import EndpointError, cost_usd, estimate_tokens, resolve_endpoint
+    from goldset.errors import EndpointError
+    from goldset.llm import cost_usd, estimate_tokens, resolve_endpoint
     from goldset.llm.usage import Usage
 
     settings = settings or load_settings(ws)
@@ -827,11 +831,15 @@ def generate(
             progress(state)
 
     async def run() -> None:
-        async with LLMClient(endpoint, CallJournal(ws.cache_path), use_cache=not no_cache) as client:
-            await _run_plans(client, plans, on_result, settings, bound=_task_bound(endpoint, settings))
+        with CallJournal(ws.cache_path) as journal:
+            async with LLMClient(endpoint, journal, use_cache=not no_cache) as client:
+                await _run_plans(client, plans, on_result, settings, bound=_task_bound(endpoint, settings))
 
     try:
         asyncio.run(run())
+    except BaseExceptionGroup as group:
+        # A task group wraps the first error (e.g. EndpointError on a 401); show that one, not the group.
+        raise _first_error(group) from None
     finally:
         sink.flush()
         report.seconds = time.monotonic() - started
@@ -854,6 +862,13 @@ def generate(
         report.pairs_path = ws.pairs_path
         report.failures_path = _write_failures(ws, report.failures, {p.chunk.id for p in plans})
     return report
+
+
+def _first_error(group: BaseExceptionGroup) -> BaseException:
+    first: BaseException = group
+    while isinstance(first, BaseExceptionGroup) and first.exceptions:
+        first = first.exceptions[0]
+    return first
 
 
 def _task_bound(endpoint: Endpoint, settings: GenerateSettings) -> int:
@@ -891,3 +906,18 @@ async def _run_plans(
     async with asyncio.TaskGroup() as tg:
         for _ in range(min(bound, len(plans))):
             tg.create_task(worker())
+
+
+class _CallableModule(types.ModuleType):
+    """``goldset.generate`` is both this module and the public function :func:`generate` (``_EXPORTS``).
+
+    Importing the submodule sets the package attribute ``goldset.generate`` to the module, which would shadow
+    the lazily exported function depending on import order; making the module callable keeps
+    ``goldset.generate(ws, ...)`` working either way.
+    """
+
+    def __call__(self, *args: Any, **kwargs: Any) -> GenerationReport:
+        return generate(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -23,7 +23,8 @@ _SENTENCE_RE = re.compile(r"[^.!?。！？\n]+[.!?。！？]?")
 
 
 def user_prompt(body: dict[str, Any]) -> str:
-    return next(m["content"] for m in reversed(body["messages"]) if m["role"] == "user")
+    """The generation request: the first user message (a repair turn may follow it in the conversation)."""
+    return next(m["content"] for m in body["messages"] if m["role"] == "user")
 
 
 def parse_prompt(body: dict[str, Any]) -> tuple[list[tuple[str, str]], str, list[str]]:

@@ -1,5 +1,129 @@
-"""Placeholder until this command group lands."""
+"""`goldset generate`: candidate QA pairs from the knowledge base's chunks, with a progress bar and a summary."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from goldset.cli._common import WorkspaceOption, console, err_console
+
+if TYPE_CHECKING:
+    from goldset.generate import Estimate, GenerationReport
+
 app = typer.Typer()
+
+
+@app.command()
+def generate(
+    limit: Annotated[int | None, typer.Option("--limit", "-n", min=0, help="At most this many chunks.")] = None,
+    docs: Annotated[
+        str | None, typer.Option("--docs", help="Only chunks of documents matching this glob, e.g. 'tutorial/*.md'.")
+    ] = None,
+    all_chunks: Annotated[
+        bool, typer.Option("--all", help="Also chunks that already have pairs (unchanged calls come from the cache).")
+    ] = False,
+    pairs_per_chunk: Annotated[
+        int | None, typer.Option("--pairs-per-chunk", min=1, max=20, help="Pairs asked for per call.")
+    ] = None,
+    language: Annotated[
+        str | None, typer.Option("--language", help="'auto' (each chunk's language) or a code: en, zh, …")
+    ] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Model name (overrides the endpoint's).")] = None,
+    concurrency: Annotated[int | None, typer.Option("--concurrency", "-j", min=1, help="Calls in flight.")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Call the model even when the journal has it.")] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print calls, tokens and dollars a run would take; call nothing.")
+    ] = False,
+    workspace: WorkspaceOption = None,
+) -> None:
+    """Generate candidate QA pairs into data/pairs.jsonl (default: only chunks that have no pairs yet)."""
+    from goldset.cli._common import workspace as find_ws
+    from goldset.generate import generate as run_generate
+    from goldset.generate import load_settings
+
+    ws = find_ws(workspace)
+    settings = load_settings(ws, {"pairs_per_chunk": pairs_per_chunk, "language": language, "concurrency": concurrency})
+    common = {"limit": limit, "docs": docs, "all_chunks": all_chunks, "settings": settings, "model": model}
+    if dry_run:
+        report = run_generate(ws, dry_run=True, **common)
+        if report.estimate is not None:
+            _print_estimate(report.estimate)
+        return
+    with _ProgressBar() as bar:
+        report = run_generate(ws, no_cache=no_cache, progress=bar.update, **common)
+    _print_summary(report)
+
+
+def _money(value: float | None) -> str:
+    return "unknown (no price for this model: set llm.prices or price_*_per_mtok)" if value is None else f"${value:.4f}"
+
+
+def _print_estimate(est: Estimate) -> None:
+    out = console()
+    out.print(f"chunks        {est.chunks} ({est.skipped_small} too small to ask about)")
+    out.print(f"calls         {est.calls} ({est.multi_hop_calls} with a multi-hop partner chunk); none made")
+    out.print(f"pairs asked   {est.pairs_requested}")
+    out.print(
+        f"tokens        ~{est.tokens:,} ({est.prompt_tokens:,} prompt + {est.completion_tokens:,} expected output)"
+    )
+    out.print(f"model         {est.model or 'none configured'}")
+    out.print(f"cost          ~{_money(est.cost_usd)} (if nothing is in the call journal yet)")
+
+
+def _print_summary(report: GenerationReport) -> None:
+    out = console()
+    if report.chunks == 0:
+        out.print("Nothing to generate: every selected chunk already has pairs (use --all to regenerate).")
+        return
+    out.print(
+        f"chunks {report.chunks}  calls {report.calls}  cache hits {report.cache_hits}  "
+        f"failed calls {report.failed_calls}  {report.seconds:.1f}s"
+    )
+    out.print(
+        f"pairs  kept {report.pairs_kept}  rejected {report.pairs_rejected}  malformed {report.items_failed}  "
+        f"already present {report.pairs_existing}"
+    )
+    out.print(
+        f"tokens {report.prompt_tokens + report.completion_tokens:,} "
+        f"({report.prompt_tokens:,} prompt + {report.completion_tokens:,} completion)  cost ${report.cost_usd:.4f}"
+    )
+    if report.failures:
+        reasons = ", ".join(f"{k} ×{v}" for k, v in list(report.failure_reasons.items())[:3])
+        out.print(f"failures: {reasons}; details in {report.failures_path}")
+    if report.pairs_path is not None:
+        out.print(f"Candidates in {report.pairs_path}. Next: goldset filter")
+
+
+class _ProgressBar:
+    """A rich progress bar on stderr: chunks done, with pairs, calls, tokens, cost and errors beside it."""
+
+    def __enter__(self) -> _ProgressBar:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.progress = Progress(
+            TextColumn("generate"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[info]}"),
+            TimeElapsedColumn(),
+            console=err_console(),
+            transient=True,
+        )
+        self.progress.__enter__()
+        self.task = self.progress.add_task("generate", total=None, info="")
+        return self
+
+    def update(self, state: object) -> None:
+        from goldset.generate import GenerationProgress
+
+        if not isinstance(state, GenerationProgress):
+            return
+        info = (
+            f"pairs {state.pairs}  calls {state.calls}  cached {state.cache_hits}  "
+            f"tokens {state.tokens:,}  ${state.cost_usd:.4f}  errors {state.errors}"
+        )
+        self.progress.update(self.task, total=state.chunks_total, completed=state.chunks_done, info=info)
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.__exit__(None, None, None)

@@ -1,0 +1,221 @@
+"""Generation runs end to end against the fake OpenAI server (real openai client over HTTP, real call journal)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from goldset.config import Workspace
+from goldset.dataset import read_dataset
+from goldset.errors import EndpointError, RecordError
+from goldset.generate import CHECK_NAME, FAILURES_FILE, GenerationFailure, estimate, generate
+from goldset.io import read_jsonl, write_jsonl
+from goldset.prompts import load_prompt
+from goldset.schema import PairStatus, QAPair
+from goldset.text import detect_language, normalize_ws
+from tests.fake_openai import FakeOpenAI
+from tests.responders import invented_quote_responder, never_valid_responder, parse_prompt, qa_responder
+from tests.test_generate import EN_TEXT, ZH_TEXT, make_chunk, make_pair
+
+CHUNKS = [
+    make_chunk("path-1", EN_TEXT, "path-params.md"),
+    make_chunk(
+        "path-2",
+        "Path parameters with types are validated. A request with a string for item_id gets a clear error. "
+        "The error says that the value is not a valid integer.",
+        "path-params.md",
+        position=1,
+    ),
+    make_chunk(
+        "query-1",
+        "Query parameters are the key-value pairs after the question mark in a URL. "
+        "When a query parameter has a default value it becomes optional. Declaring it with None makes it optional.",
+        "query-params.md",
+    ),
+    make_chunk("zh-1", ZH_TEXT, "zh/path-params.md"),
+]
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    (tmp_path / "goldset.yaml").write_text("generate:\n  pairs_per_chunk: 3\n  seed: 1\n", encoding="utf-8")
+    return Workspace(tmp_path)
+
+
+@pytest.fixture
+def fake(fake_llm: FakeOpenAI) -> FakeOpenAI:
+    fake_llm.add_responder("qa_pairs", qa_responder)
+    return fake_llm
+
+
+def pairs_of(ws: Workspace) -> list[QAPair]:
+    return read_jsonl(ws.pairs_path, QAPair)
+
+
+def test_generate_writes_checked_candidates_with_full_provenance(ws: Workspace, fake: FakeOpenAI) -> None:
+    report = generate(ws, chunks=CHUNKS)
+    assert report.chunks == 4 and report.calls == 4 == fake.calls and report.cache_hits == 0
+    pairs = pairs_of(ws)
+    assert len(pairs) == report.pairs_kept + report.pairs_rejected == 12  # 3 per chunk
+    assert report.pairs_rejected == 0 and report.failed_calls == 0
+    assert [p.id for p in pairs] == sorted(p.id for p in pairs)
+    by_id = {c.id: c for c in CHUNKS}
+    single, multi = load_prompt("generate"), load_prompt("generate_multi_hop")
+    for p in pairs:
+        prov = p.provenance
+        assert prov.model == "fake-model" and prov.endpoint == "default" and prov.call_key
+        assert (prov.prompt_id, prov.prompt_hash) in {(single.id, single.hash), (multi.id, multi.hash)}
+        primary = next(iter(prov.chunk_hashes))
+        assert prov.chunk_hashes[primary] == by_id[primary].content_hash
+        assert p.status is PairStatus.candidate and p.checks[CHECK_NAME].passed
+        for ev in p.evidence:  # every kept quote really is in its chunk
+            assert normalize_ws(ev.quote) in normalize_ws(by_id[ev.chunk_id].text)
+        if p.question_type.value == "multi_hop":
+            assert len(p.chunk_ids) == 2 and prov.prompt_id == "generate_multi_hop"
+        if p.question_type.value == "unanswerable":
+            assert p.evidence == []
+    zh_pairs = [p for p in pairs if next(iter(p.provenance.chunk_hashes)) == "zh-1"]
+    assert len(zh_pairs) == 3
+    assert all(p.language == "zh" and detect_language(p.question) == "zh" for p in zh_pairs)
+    # the prompt sent for the Chinese chunk asked for Chinese
+    zh_requests = [r for r in fake.chat_requests() if 'id="zh-1"' in r.body["messages"][-1]["content"]]
+    assert zh_requests and "Chinese" in parse_prompt(zh_requests[0].body)[1]
+    dataset = read_dataset(ws.data_dir)
+    assert dataset.manifest is not None and dataset.manifest.n_pairs == 12
+    assert set(dataset.chunks) == {cid for p in pairs for cid in p.chunk_ids}
+    assert dataset.manifest.prompt_hashes["generate"] == single.hash
+
+
+def test_unchanged_rerun_makes_zero_calls_and_leaves_the_file_identical(ws: Workspace, fake: FakeOpenAI) -> None:
+    generate(ws, chunks=CHUNKS)
+    calls, before = fake.calls, ws.pairs_path.read_bytes()
+    again = generate(ws, chunks=CHUNKS)  # default: only chunks without pairs → nothing to do
+    assert again.chunks == 0 and fake.calls == calls
+    everything = generate(ws, chunks=CHUNKS, all_chunks=True)  # all chunks, all from the journal
+    assert everything.chunks == 4 and everything.cache_hits == 4 and everything.calls == 0
+    assert fake.calls == calls and everything.pairs_existing == 12
+    assert ws.pairs_path.read_bytes() == before
+    fresh = generate(ws, chunks=CHUNKS, all_chunks=True, no_cache=True)
+    assert fresh.calls == 4 and fake.calls == calls + 4
+
+
+def test_dry_run_estimate_equals_the_real_call_count_and_calls_nothing(ws: Workspace, fake: FakeOpenAI) -> None:
+    dry = generate(ws, chunks=CHUNKS, limit=3, dry_run=True)
+    est = dry.estimate
+    assert est is not None and fake.calls == 0 and not ws.pairs_path.exists()
+    assert est.model == "fake-model" and est.cost_usd is None  # no price configured for the fake model
+    report = generate(ws, chunks=CHUNKS, limit=3)
+    assert est.calls == report.calls == fake.calls == 3
+    assert est.pairs_requested == 9
+    # the prompt-token estimate is close to what the server counted
+    assert abs(est.prompt_tokens - fake.prompt_tokens) <= 0.2 * fake.prompt_tokens
+    assert generate(ws, chunks=CHUNKS, dry_run=True).estimate.calls == 1  # only the chunk still without pairs
+
+
+def test_dry_run_prices_the_estimate_when_the_model_has_a_price(ws: Workspace, fake: FakeOpenAI) -> None:
+    ws.config_path.write_text(
+        "llm:\n  prices:\n    fake-model: {input_per_mtok: 1.0, output_per_mtok: 2.0}\n", encoding="utf-8"
+    )
+    est = estimate(ws, chunks=CHUNKS)
+    assert est.cost_usd == pytest.approx((est.prompt_tokens * 1.0 + est.completion_tokens * 2.0) / 1e6)
+
+
+def test_a_changed_prompt_is_a_cache_miss(ws: Workspace, fake: FakeOpenAI) -> None:
+    generate(ws, chunks=CHUNKS)
+    calls = fake.calls
+    ws.prompts_dir.mkdir()
+    text = load_prompt("generate").path.read_text(encoding="utf-8")
+    (ws.prompts_dir / "generate.md").write_text(text.replace("Rules:", "Rules (be precise):"), encoding="utf-8")
+    report = generate(ws, chunks=CHUNKS, all_chunks=True)
+    single_prompt_chunks = sum(
+        1 for r in fake.chat_requests()[:calls] if "Second chunk" not in r.body["messages"][-1]["content"]
+    )
+    assert report.calls == single_prompt_chunks > 0
+    assert report.cache_hits == 4 - single_prompt_chunks
+
+
+def test_invented_quotes_are_rejected_with_reasons_not_dropped(ws: Workspace, fake_llm: FakeOpenAI) -> None:
+    fake_llm.add_responder("qa_pairs", invented_quote_responder)
+    report = generate(ws, chunks=CHUNKS)
+    pairs = pairs_of(ws)
+    answerable = [p for p in pairs if p.question_type.value != "unanswerable"]
+    assert answerable and all(p.status is PairStatus.rejected for p in answerable)
+    assert all("not found verbatim" in p.checks[CHECK_NAME].reason for p in answerable)
+    assert report.pairs_rejected == len(answerable)
+    assert report.pairs_kept == len(pairs) - len(answerable)
+
+
+def test_a_reply_that_never_validates_is_a_recorded_failed_call_and_the_run_goes_on(
+    ws: Workspace, fake_llm: FakeOpenAI
+) -> None:
+    def flaky(body: dict[str, Any]) -> dict[str, Any]:
+        chunks, _, _ = parse_prompt(body)
+        return never_valid_responder(body) if chunks[0][0] == "query-1" else qa_responder(body)
+
+    fake_llm.add_responder("qa_pairs", flaky)
+    report = generate(ws, chunks=CHUNKS)
+    assert report.failed_calls == 1 and report.chunks == 4
+    assert {next(iter(p.provenance.chunk_hashes)) for p in pairs_of(ws)} == {"path-1", "path-2", "zh-1"}
+    failures = read_jsonl(ws.state_dir / FAILURES_FILE, GenerationFailure)
+    assert [(f.kind, f.chunk_ids[0]) for f in failures] == [("call", "query-1")]
+    assert "never validated" in failures[0].reason and "schema" in failures[0].reason
+    assert fake_llm.api_key not in (ws.state_dir / FAILURES_FILE).read_text(encoding="utf-8")
+    # the failed chunk has no pairs, so the next default run retries it (failed calls are not cached)
+    fake_llm.add_responder("qa_pairs", qa_responder)
+    retry = generate(ws, chunks=CHUNKS)
+    assert retry.chunks == 1 and retry.calls == 1 and retry.failed_calls == 0
+    assert read_jsonl(ws.state_dir / FAILURES_FILE, GenerationFailure) == []
+
+
+def test_existing_pairs_of_any_status_survive_and_new_chunks_only_are_generated(
+    ws: Workspace, fake: FakeOpenAI
+) -> None:
+    reviewed = make_pair(CHUNKS[0], "A reviewed question about path parameters?", status=PairStatus.accepted)
+    write_jsonl(ws.pairs_path, [reviewed])
+    report = generate(ws, chunks=CHUNKS)
+    assert report.chunks == 3  # path-1 already has a pair
+    pairs = {p.id: p for p in pairs_of(ws)}
+    assert pairs[reviewed.id] == reviewed
+    more = [*CHUNKS, make_chunk("new-1", "Request bodies are declared with Pydantic models, then validated. " * 4, "body.md")]
+    calls = fake.calls
+    again = generate(ws, chunks=more)
+    assert again.chunks == 1 and fake.calls == calls + 1
+
+
+def test_a_broken_candidates_file_is_an_error_and_is_not_rewritten(ws: Workspace, fake: FakeOpenAI) -> None:
+    ws.data_dir.mkdir()
+    ws.pairs_path.write_text('{"id": "qa-1"}\nnot json\n', encoding="utf-8")
+    with pytest.raises(RecordError, match=r"pairs.jsonl:1: invalid QAPair"):
+        generate(ws, chunks=CHUNKS)
+    assert ws.pairs_path.read_text(encoding="utf-8") == '{"id": "qa-1"}\nnot json\n' and fake.calls == 0
+
+
+@pytest.mark.usefixtures("no_llm_env")
+def test_no_endpoint_says_how_to_configure_one(ws: Workspace) -> None:
+    with pytest.raises(EndpointError, match="OPENAI_API_KEY") as err:
+        generate(ws, chunks=CHUNKS)
+    assert "\n" not in str(err.value) and not ws.pairs_path.exists()
+    # a dry run still counts calls and tokens without an endpoint
+    est = generate(ws, chunks=CHUNKS, dry_run=True).estimate
+    assert est is not None and est.calls == 4 and est.model is None and est.cost_usd is None
+
+
+def test_progress_reports_every_call(ws: Workspace, fake: FakeOpenAI) -> None:
+    seen: list[tuple[int, int, int]] = []
+    generate(ws, chunks=CHUNKS, concurrency=2, progress=lambda s: seen.append((s.chunks_done, s.calls, s.pairs)))
+    assert seen[0] == (0, 0, 0) and seen[-1][:2] == (4, 4) and seen[-1][2] == 12
+    assert [s[0] for s in seen] == list(range(5))
+
+
+def test_the_wire_request_carries_the_schema_and_no_secret_is_written(ws: Workspace, fake: FakeOpenAI) -> None:
+    generate(ws, chunks=CHUNKS[:1])
+    body = fake.chat_requests()[0].body
+    assert body["response_format"]["json_schema"]["name"] == "qa_pairs"
+    assert body["seed"] == 1
+    for path in ws.root.rglob("*"):
+        if path.is_file():
+            assert fake.api_key.encode() not in path.read_bytes(), path
+    assert json.loads(ws.pairs_path.read_text(encoding="utf-8").splitlines()[0])["provenance"]["endpoint"] == "default"
