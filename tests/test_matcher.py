@@ -1,0 +1,132 @@
+"""The relevance matcher on contexts chunked differently from goldset's chunks (English and Chinese)."""
+
+from __future__ import annotations
+
+import pytest
+
+from goldset.evaluate.matcher import Matcher
+from goldset.schema.pairs import Evidence
+from goldset.schema.runs import RetrievedContext
+
+QUOTE = (
+    "FastAPI uses Pydantic models to declare the request body, validate the data and convert it "
+    "to Python types automatically"
+)  # 19 tokens
+WORDS = QUOTE.split()
+ZH_QUOTE = "FastAPI 拥有非常强大但非常直观的依赖注入系统，它被设计得非常易于使用。"
+
+
+def ev(quote: str = QUOTE, chunk_id: str = "c1", doc_id: str = "d1") -> Evidence:
+    return Evidence(chunk_id=chunk_id, doc_id=doc_id, quote=quote)
+
+
+def ctx(text: str, chunk_id: str | None = None, doc_id: str | None = None) -> RetrievedContext:
+    return RetrievedContext(text=text, chunk_id=chunk_id, doc_id=doc_id)
+
+
+def test_whole_quote_inside_a_larger_context_despite_markup_case_and_line_breaks() -> None:
+    m = Matcher("text")
+    text = "## Request body\n\n**FastAPI** uses *Pydantic* models to declare the request\nbody, validate THE data and "
+    text += "convert it to Python types automatically. More text follows here."
+    r = m.relevance([ev()], [ctx("Unrelated paragraph about deployment."), ctx(text)])
+    assert r.rel == (0, 1)
+    assert r.n_relevant == 1
+
+
+def test_quote_split_across_two_contexts_counts_for_the_larger_piece() -> None:
+    m = Matcher("text", min_share=0.5, min_tokens=8)
+    first = "Intro sentence. " + " ".join(WORDS[:12])  # 12 of 19 tokens: the larger piece
+    second = " ".join(WORDS[12:]) + ". Next section."  # 7 of 19 tokens
+    r = m.relevance([ev()], [ctx(second), ctx(first)])
+    assert r.rel == (0, 1)
+    assert r.matched == (0, 1)
+    assert r.n_covered == 1
+
+
+def test_quote_split_three_ways_matches_no_single_context_but_is_covered_together() -> None:
+    m = Matcher("text", min_share=0.5, min_tokens=5)  # need = 10 of 19 tokens
+    pieces = [" ".join(WORDS[:7]), " ".join(WORDS[7:14]), " ".join(WORDS[14:])]  # 7 + 7 + 5 tokens
+    contexts = [ctx("Before. " + pieces[0]), ctx(pieces[1]), ctx(pieces[2] + ". After.")]
+    r = m.relevance([ev()], contexts)
+    assert r.rel == (0, 0, 0)  # no context holds half of the quote ...
+    assert r.n_covered == 1  # ... but together they hold all of it: context recall counts it
+    only_two = m.relevance([ev()], contexts[:1] + contexts[2:])  # 12 of 19 tokens, the middle missing
+    assert only_two.n_covered == 1
+    only_one = m.relevance([ev()], contexts[:1])  # 7 of 19: not enough
+    assert only_one.n_covered == 0
+
+
+def test_context_wholly_inside_a_long_quote() -> None:
+    m = Matcher("text", min_share=0.5, min_tokens=8)
+    assert m.relevance([ev()], [ctx(" ".join(WORDS[3:15]))]).rel == (1,)  # 12 tokens inside the quote
+    assert m.relevance([ev()], [ctx(" ".join(WORDS[3:10]))]).rel == (0,)  # 7 tokens: too little
+
+
+def test_words_in_common_but_not_in_sequence_do_not_match() -> None:
+    m = Matcher("text")
+    shuffled = " ".join(reversed(WORDS))
+    assert m.relevance([ev()], [ctx(shuffled)]).rel == (0,)
+
+
+def test_short_quotes_must_be_whole_and_on_token_boundaries() -> None:
+    m = Matcher("text", min_tokens=8)
+    short = ev("uses Python 3.8")
+    assert m.relevance([short], [ctx("FastAPI uses Python 3.8 or later")]).rel == (1,)
+    assert m.relevance([short], [ctx("FastAPI uses Python 3.80")]).rel == (0,)  # 80 is not 8
+    assert m.relevance([short], [ctx("FastAPI uses Python")]).rel == (0,)
+
+
+def test_chinese_quote_with_other_punctuation_and_split() -> None:
+    m = Matcher("text", min_share=0.5, min_tokens=8)
+    same = "简介。FastAPI拥有非常强大但非常直观的依赖注入系统, 它被设计得非常易于使用! 后文。"
+    assert m.relevance([ev(ZH_QUOTE)], [ctx(same)]).rel == (1,)
+    head = "FastAPI 拥有非常强大但非常直观的依赖注入"  # 1 + 16 of 31 tokens
+    tail = "系统，它被设计得非常易于使用。"
+    r = m.relevance([ev(ZH_QUOTE)], [ctx(tail), ctx(head)])
+    assert r.rel == (0, 1)
+    assert m.relevance([ev(ZH_QUOTE)], [ctx("依赖注入是一种设计模式，系统非常强大。")]).rel == (0,)
+
+
+def test_id_matchers() -> None:
+    evidence = [ev(chunk_id="c1", doc_id="d1"), ev("another quote of the same chunk", chunk_id="c1", doc_id="d1")]
+    contexts = [ctx("x", chunk_id="c2", doc_id="d1"), ctx("y", chunk_id="c1", doc_id="d1")]
+    by_chunk = Matcher("chunk_id").relevance(evidence, contexts)
+    assert (by_chunk.rel, by_chunk.n_relevant) == ((0, 1), 1)  # one unit: chunk c1
+    by_doc = Matcher("doc_id").relevance(evidence, contexts)
+    assert (by_doc.rel, by_doc.matched, by_doc.n_relevant) == ((1, 0), (1, 1), 1)  # the repeat finds nothing new
+    no_ids = Matcher("chunk_id").relevance(evidence, [ctx(QUOTE)])
+    assert no_ids.rel == (0,)  # text is ignored by the id matchers
+
+
+def test_auto_uses_text_then_ids() -> None:
+    m = Matcher("auto")
+    evidence = [ev(chunk_id="c1", doc_id="d1")]
+    # text decides when it matches, whatever the ids say
+    assert m.relevance(evidence, [ctx(QUOTE, chunk_id="theirs-7")]).rel == (1,)
+    # goldset's chunk id is trusted even when the text differs (e.g. the system returns a summary)
+    assert m.relevance(evidence, [ctx("a summary of the chunk", chunk_id="c1")]).rel == (1,)
+    # no text, no chunk id: the document id decides
+    assert m.relevance(evidence, [ctx("", doc_id="d1")]).rel == (1,)
+    # with text, a document id alone is too coarse to count
+    assert m.relevance(evidence, [ctx("something else entirely", doc_id="d1")]).rel == (0,)
+    # the text matcher never looks at ids
+    assert Matcher("text").relevance(evidence, [ctx("a summary of the chunk", chunk_id="c1")]).rel == (0,)
+
+
+def test_units_are_distinct_quotes_and_a_context_with_two_counts_once() -> None:
+    m = Matcher("text")
+    q2 = "Dependencies are declared with Depends in the path operation function parameters"
+    evidence = [ev(), ev(QUOTE.upper(), chunk_id="c9"), ev(q2, chunk_id="c2")]
+    assert len(m.units(evidence)) == 2  # the same quote twice (other case) is one unit
+    both = ctx(QUOTE + " And then: " + q2)
+    r = m.relevance(evidence, [both, ctx(QUOTE)])
+    assert (r.rel, r.new_units, r.matched, r.n_relevant) == ((1, 0), (2, 0), (1, 1), 2)
+
+
+def test_matches_single_context_and_bad_modes() -> None:
+    m = Matcher("text")
+    unit = m.units([ev()])[0]
+    assert m.matches(ctx("x " + QUOTE), unit)
+    assert not m.matches(ctx("nothing"), unit)
+    with pytest.raises(ValueError, match="unknown matcher"):
+        Matcher("fuzzy")
