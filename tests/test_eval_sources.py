@@ -1,0 +1,354 @@
+"""The three run sources: a run file (and every bad input of one), a Python callable, an HTTP endpoint."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from goldset.config import Workspace
+from goldset.errors import InputError, RecordError, UsageError
+from goldset.evaluate import evaluate
+from goldset.evaluate.runs import read_run
+from goldset.evaluate.sources import EndpointSettings, redact_url, response_to_output, run_callable, to_sample
+from tests.test_eval_fixtures import (
+    CHUNK_TEXTS,
+    evaluated_pairs,
+    make_dataset,
+    perfect_sample,
+    write_run_file,
+)
+
+
+@pytest.fixture
+def data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    return make_dataset(tmp_path / "data", version="v1")
+
+
+def perfect_samples() -> list[Any]:
+    return [perfect_sample(p) for p in evaluated_pairs()]
+
+
+# --------------------------------------------------------------------------------------------------- run files
+
+
+def test_a_perfect_run_file_scores_perfect_retrieval(data: Path, tmp_path: Path) -> None:
+    run = write_run_file(tmp_path / "run.jsonl", perfect_samples())
+    result = evaluate(data, run_file=run, out_dir=tmp_path / "out")
+    assert result.summary.n_failed == 0
+    assert result.summary.overall["recall@5"] == pytest.approx(1.0)
+    assert result.summary.overall["correct_refusal"] == pytest.approx(1.0)
+    stored = read_run(tmp_path / "out")
+    assert stored.meta.dataset_version == "v1"
+    assert stored.meta.manifest_hash == result.meta.manifest_hash
+    assert stored.meta.target == f"file:{run}"
+    assert set(stored.samples) == {p.id for p in evaluated_pairs()}
+    # questions are filled in from the dataset so the run folder reads on its own
+    assert all(s.question for s in stored.samples.values())
+
+
+def test_missing_pairs_count_as_failures_not_dropped(data: Path, tmp_path: Path) -> None:
+    samples = perfect_samples()
+    run = write_run_file(tmp_path / "run.jsonl", samples[:-3])
+    result = evaluate(data, run_file=run, out_dir=tmp_path / "out")
+    n = len(samples)
+    assert result.summary.n_samples == n
+    assert result.summary.n_failed == 3
+    assert result.summary.system["error_rate"] == pytest.approx(3 / n)
+    assert any("missing from the run file" in note for note in result.notes)
+    # recall averages over every answerable pair, the missing ones at 0 (not left out)
+    answerable = [p for p in evaluated_pairs() if p.question_type.value != "unanswerable"]
+    missing_answerable = [p for p in evaluated_pairs()[-3:] if p.question_type.value != "unanswerable"]
+    expected = (len(answerable) - len(missing_answerable)) / len(answerable)
+    assert result.summary.overall["recall@5"] == pytest.approx(expected)
+    stored = read_run(tmp_path / "out")
+    assert len(stored.samples) == n
+    assert sum(1 for s in stored.samples.values() if s.error) == 3
+
+
+def test_malformed_line_names_file_and_line(data: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run.jsonl"
+    run.write_text(perfect_samples()[0].model_dump_json() + "\n{not json\n", encoding="utf-8")
+    with pytest.raises(RecordError, match=r"run\.jsonl:2: not valid JSON"):
+        evaluate(data, run_file=run, out_dir=tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_schema_error_names_the_field(data: Path, tmp_path: Path) -> None:
+    run = write_run_file(tmp_path / "run.jsonl", [{"pair_id": "qa-port", "answer": "8080", "contexts": "oops"}])
+    with pytest.raises(RecordError, match=r"run\.jsonl:1: invalid RunSample: contexts"):
+        evaluate(data, run_file=run)
+
+
+def test_unknown_pair_ids_are_listed(data: Path, tmp_path: Path) -> None:
+    samples = [*perfect_samples(), {"pair_id": "qa-nope-1", "answer": "x"}, {"pair_id": "qa-nope-2", "answer": "y"}]
+    run = write_run_file(tmp_path / "run.jsonl", samples)
+    with pytest.raises(InputError, match=r"2 pair id\(s\) not in dataset.*qa-nope-1, qa-nope-2"):
+        evaluate(data, run_file=run)
+
+
+def test_empty_context_text_is_an_error(data: Path, tmp_path: Path) -> None:
+    bad = {"pair_id": "qa-port", "answer": "8080", "contexts": [{"text": "ok"}, {"text": "   "}]}
+    run = write_run_file(tmp_path / "run.jsonl", [bad])
+    with pytest.raises(RecordError, match=r"run\.jsonl:1: contexts\[1\]\.text is empty"):
+        evaluate(data, run_file=run)
+
+
+def test_samples_without_contexts_are_noted(data: Path, tmp_path: Path) -> None:
+    samples = perfect_samples()
+    samples[0] = samples[0].model_copy(update={"contexts": []})
+    run = write_run_file(tmp_path / "run.jsonl", samples)
+    result = evaluate(data, run_file=run, out_dir=tmp_path / "out")
+    assert any("no retrieved contexts" in n for n in result.notes)
+    assert result.summary.overall["recall@5"] < 1.0
+
+
+def test_duplicate_pair_is_an_error(data: Path, tmp_path: Path) -> None:
+    s = perfect_samples()[0]
+    run = write_run_file(tmp_path / "run.jsonl", [s, s])
+    with pytest.raises(RecordError, match="appears twice"):
+        evaluate(data, run_file=run)
+
+
+def test_empty_run_file_is_an_error(data: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run.jsonl"
+    run.write_text("\n", encoding="utf-8")
+    with pytest.raises(InputError, match="holds no samples"):
+        evaluate(data, run_file=run)
+
+
+def test_sidecar_meta_of_another_version_is_refused(data: Path, tmp_path: Path) -> None:
+    run = write_run_file(tmp_path / "run.jsonl", perfect_samples())
+    (tmp_path / "run.meta.json").write_text(json.dumps({"dataset_version": "v0"}), encoding="utf-8")
+    with pytest.raises(InputError, match="dataset version v0, not v1"):
+        evaluate(data, run_file=run)
+    (tmp_path / "run.meta.json").write_text(json.dumps({"manifest_hash": "0123456789abcdef"}), encoding="utf-8")
+    with pytest.raises(InputError, match="hash 0123456789abcdef"):
+        evaluate(data, run_file=run)
+
+
+def test_a_stored_run_can_be_rescored(data: Path, tmp_path: Path) -> None:
+    """runs/<id>/samples.jsonl with its meta.json beside it is a valid run file for the same dataset."""
+    run = write_run_file(tmp_path / "run.jsonl", perfect_samples()[:-1])
+    first = evaluate(data, run_file=run, out_dir=tmp_path / "first")
+    again = evaluate(data, run_file=tmp_path / "first" / "samples.jsonl", out_dir=tmp_path / "again")
+    assert again.summary.overall == first.summary.overall
+    assert again.summary.n_failed == first.summary.n_failed == 1
+
+
+def test_exactly_one_source(data: Path, tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="exactly one"):
+        evaluate(data)
+    with pytest.raises(UsageError, match="--run and --target"):
+        evaluate(data, run_file=tmp_path / "x.jsonl", target="bm25")
+
+
+# --------------------------------------------------------------------------------------------------- callables
+
+
+def answer_from_chunks(question: str) -> dict[str, Any]:
+    """A tiny 'RAG system': keyword lookup over the test chunks, contexts as plain strings."""
+    words = {w.strip("?").lower() for w in question.split()}
+    hits = [text for _, text in CHUNK_TEXTS.values() if words & {w.strip(".").lower() for w in text.split()}]
+    return {"answer": hits[0] if hits else "I cannot find this.", "contexts": hits[:3], "tokens_out": 7}
+
+
+def test_sync_callable_target(data: Path, tmp_path: Path) -> None:
+    result = evaluate(data, target=answer_from_chunks, out_dir=tmp_path / "out")
+    assert result.summary.n_failed == 0
+    assert result.summary.overall["hit@5"] > 0
+    assert "latency_p50_ms" in result.summary.system
+    stored = read_run(tmp_path / "out")
+    assert all(s.latency.total_ms is not None and s.latency.total_ms >= 0 for s in stored.samples.values())
+    assert all(s.tokens_out == 7 for s in stored.samples.values())
+    assert result.meta.target.startswith("target:") and "answer_from_chunks" in result.meta.target
+
+
+def test_async_callable_target_and_reported_stage_latency(data: Path, tmp_path: Path) -> None:
+    async def system(question: str) -> dict[str, Any]:
+        await asyncio.sleep(0.01)
+        out = answer_from_chunks(question)
+        return {**out, "retrieval_ms": 3.5, "contexts": [{"text": t, "score": 0.5} for t in out["contexts"]]}
+
+    result = evaluate(data, target=system, out_dir=tmp_path / "out")
+    assert result.summary.n_failed == 0
+    stored = read_run(tmp_path / "out")
+    one = next(iter(stored.samples.values()))
+    assert one.latency.retrieval_ms == 3.5
+    assert one.latency.total_ms is not None and one.latency.total_ms >= 10
+    assert result.summary.system["retrieval_latency_p50_ms"] == pytest.approx(3.5)
+
+
+def test_target_given_as_module_path(data: Path, tmp_path: Path) -> None:
+    result = evaluate(data, target="tests.test_eval_sources:answer_from_chunks", out_dir=tmp_path / "out")
+    assert result.summary.n_failed == 0
+    with pytest.raises(UsageError, match=r"package\.module:function"):
+        evaluate(data, target="no_colon_here")
+    with pytest.raises(UsageError, match="cannot import"):
+        evaluate(data, target="not_a_module_xyz:fn")
+
+
+def test_raising_and_hanging_targets_become_failed_samples(data: Path, tmp_path: Path) -> None:
+    release = threading.Event()
+
+    def flaky(question: str) -> dict[str, Any]:
+        if "default port" in question:
+            raise RuntimeError("index not loaded")
+        if "cache" in question:
+            release.wait(30)  # hangs until the test ends
+        return answer_from_chunks(question)
+
+    start = time.monotonic()
+    try:
+        result = evaluate(data, target=flaky, out_dir=tmp_path / "out", timeout_s=0.5)
+    finally:
+        release.set()
+    assert time.monotonic() - start < 10
+    errors = {pid: s.error for pid, s in result.samples.items() if s.error}
+    assert errors["qa-port"] == "RuntimeError: index not loaded"
+    assert errors["qa-clear"].startswith("timeout after 0.5")
+    assert set(errors) == {"qa-port", "qa-clear"}
+    assert result.summary.n_failed == 2
+    assert result.summary.system["n_errors"] == 2
+
+
+def test_bad_target_output_is_a_per_sample_error(data: Path, tmp_path: Path) -> None:
+    result = evaluate(data, target=lambda q: {"answr": "typo"}, out_dir=tmp_path / "out")
+    assert result.summary.n_failed == len(evaluated_pairs())
+    assert all("unknown field(s) answr" in (s.error or "") for s in result.samples.values())
+
+
+def test_concurrency_is_bounded() -> None:
+    lock = threading.Lock()
+    state = {"now": 0, "max": 0}
+
+    def slow(question: str) -> str:
+        with lock:
+            state["now"] += 1
+            state["max"] = max(state["max"], state["now"])
+        time.sleep(0.05)
+        with lock:
+            state["now"] -= 1
+        return "an answer"
+
+    seen: list[int] = []
+    samples = run_callable(slow, evaluated_pairs(), concurrency=3, timeout_s=5, progress=lambda d, t: seen.append(d))
+    assert len(samples) == len(evaluated_pairs())
+    assert 1 < state["max"] <= 3
+    assert seen == list(range(1, len(evaluated_pairs()) + 1))
+    assert all(s.answer == "an answer" and s.contexts == [] for s in samples.values())
+
+
+def test_to_sample_accepts_strings_dicts_and_objects() -> None:
+    pair = evaluated_pairs()[0]
+    s = to_sample(pair, {"answer": "a", "contexts": ["x", {"text": "y", "doc_id": "d"}]}, 12.0)
+    assert [c.text for c in s.contexts] == ["x", "y"] and s.contexts[1].doc_id == "d"
+    assert s.latency.total_ms == 12.0 and s.question == pair.question
+    with pytest.raises(ValueError, match="return a dict"):
+        to_sample(pair, 42, 1.0)
+
+
+# --------------------------------------------------------------------------------------------------- endpoint
+
+
+class _Handler(BaseHTTPRequestHandler):
+    seen_auth: list[str] = []  # noqa: RUF012 - shared on purpose between requests of one test
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        type(self).seen_auth.append(self.headers.get("Authorization", ""))
+        question = body["query"]
+        if "default port" in question:
+            self.send_response(500)
+            self.end_headers()
+            self.wfile.write(b"internal failure")
+            return
+        out = answer_from_chunks(question)
+        reply = {
+            "data": {"text": out["answer"]},
+            "docs": [{"content": t, "source": "kb", "relevance": 1.0} for t in out["contexts"]],
+            "timing": {"retrieval": 2.0},
+            "echo_pid": body.get("pid"),
+        }
+        raw = json.dumps(reply).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def service() -> Iterator[str]:
+    _Handler.seen_auth = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/ask"
+    server.shutdown()
+    server.server_close()
+
+
+def test_endpoint_with_field_mapping_from_config(
+    data: Path, tmp_path: Path, service: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ws_root = tmp_path
+    (ws_root / "goldset.yaml").write_text(
+        "eval:\n"
+        "  endpoint:\n"
+        "    request_field: query\n"
+        "    pair_id_field: pid\n"
+        "    answer_field: data.text\n"
+        "    contexts_field: docs\n"
+        "    context_text_field: content\n"
+        "    context_doc_id_field: source\n"
+        "    context_score_field: relevance\n"
+        "    retrieval_ms_field: timing.retrieval\n"
+        "    api_key_env: RAG_TEST_KEY\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("RAG_TEST_KEY", "sk-secret-value-123")
+    result = evaluate(data, endpoint=service + "?token=abc", ws=Workspace(ws_root), out_dir=tmp_path / "out")
+    assert result.samples["qa-port"].error == "RuntimeError: HTTP 500: internal failure"
+    assert result.summary.n_failed == 1
+    ok = result.samples["qa-clear"]
+    assert ok.error is None and ok.contexts and ok.contexts[0].doc_id == "kb" and ok.contexts[0].score == 1.0
+    assert ok.latency.retrieval_ms == 2.0 and ok.latency.total_ms is not None
+    assert "Bearer sk-secret-value-123" in _Handler.seen_auth
+    # the key and the query string never reach the run folder
+    for name in ("meta.json", "samples.jsonl", "scores.jsonl", "summary.json"):
+        text = (tmp_path / "out" / name).read_text(encoding="utf-8")
+        assert "sk-secret-value-123" not in text and "token=abc" not in text
+    assert result.meta.target == "endpoint:" + service
+
+
+def test_endpoint_unreachable_and_missing_secret(data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    result = evaluate(data, endpoint="http://127.0.0.1:9/ask", out_dir=tmp_path / "out", timeout_s=2)
+    assert result.summary.n_failed == len(evaluated_pairs())
+    assert all((s.error or "").startswith("RuntimeError: HTTP request failed") for s in result.samples.values())
+    (tmp_path / "goldset.yaml").write_text("eval:\n  endpoint:\n    api_key_env: NOT_SET_KEY_X\n", encoding="utf-8")
+    monkeypatch.delenv("NOT_SET_KEY_X", raising=False)
+    from goldset.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="NOT_SET_KEY_X is not set"):
+        evaluate(data, endpoint="http://127.0.0.1:9/ask", ws=Workspace(tmp_path))
+
+
+def test_response_mapping_errors_are_clear() -> None:
+    cfg = EndpointSettings()
+    with pytest.raises(ValueError, match="no 'answer' field"):
+        response_to_output({"text": "x"}, cfg)
+    with pytest.raises(ValueError, match="not a list"):
+        response_to_output({"answer": "x", "contexts": "y"}, cfg)
+    assert redact_url("https://user:pw@host:8443/a/b?key=1") == "https://host:8443/a/b"
