@@ -153,6 +153,8 @@ class FakeOpenAI:
         self.prompt_tokens = 0
         self.completion_tokens = 0
         self.requests: list[Recorded] = []
+        self.in_flight = 0
+        self.max_in_flight = 0  # most chat completions being handled at the same time
         self._responders: dict[str, Responder] = {}
         self._default: Responder = default_responder
         self._faults: deque[Fault] = deque()
@@ -240,8 +242,9 @@ class FakeOpenAI:
             return 429, _error("Rate limit reached for requests", "rate_limit_exceeded"), extra
         if kind == "500":
             return 500, _error("The server had an error while processing your request.", "server_error"), extra
-        if kind == "400":
-            return 400, _error("Bad request: this request is malformed.", "invalid_request"), extra
+        if kind == "400":  # echoes the caller's credentials, as some proxies do: the client must redact them
+            auth = headers.get("authorization", "")
+            return 400, _error(f"Bad request: malformed (sent with Authorization: {auth})", "invalid_request"), extra
         model = body.get("model")
         if kind == "404" or (self.known_models is not None and model not in self.known_models):
             return 404, _error(f"The model `{model}` does not exist.", "model_not_found"), extra
@@ -362,7 +365,14 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0].rstrip("/")
         fault = self.fake._record(path, body, headers)
         if path.endswith("/chat/completions"):
-            status, payload, extra = self.fake._chat(body, headers, fault)
+            with self.fake._lock:
+                self.fake.in_flight += 1
+                self.fake.max_in_flight = max(self.fake.max_in_flight, self.fake.in_flight)
+            try:
+                status, payload, extra = self.fake._chat(body, headers, fault)
+            finally:
+                with self.fake._lock:
+                    self.fake.in_flight -= 1
         elif path.endswith("/embeddings"):
             status, payload, extra = self.fake._embeddings(body)
         else:

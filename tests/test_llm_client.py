@@ -182,3 +182,155 @@ def test_never_valid_reply_is_a_recorded_failure_and_run_goes_on(fake_llm: FakeO
 
     retry = run(again())
     assert retry.ok and not retry.cached and fake_llm.calls == before + 1
+
+
+def test_fallback_to_json_object_then_text_when_formats_are_rejected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                                                    ) -> None:
+    with FakeOpenAI(reject_json_schema=True, reject_json_object=True) as fake:
+        fake.add_responder("answer", answer_responder)
+        monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", fake.api_key)
+        monkeypatch.setenv("GOLDSET_MODEL", "m")
+        endpoint = resolve_endpoint(None, overrides=fast(retry_budget=0))
+
+        async def go() -> Any:
+            async with LLMClient(endpoint) as llm:
+                first = await llm.complete_json(msgs("q1"), Answer, schema_name="answer")
+                second = await llm.complete_json(msgs("q2"), Answer, schema_name="answer")
+                return first, second, llm.mode, llm.stats
+
+        first, second, mode, stats = run(go())
+        assert first.ok and second.ok and mode == "text"
+        assert stats.retries == 0  # a fallback does not spend the retry budget
+        formats = [(r.body.get("response_format") or {}).get("type") for r in fake.chat_requests()]
+        assert formats == ["json_schema", "json_object", None, None]  # the client remembers what works
+        text_request = fake.chat_requests()[-1].body["messages"]
+        assert "JSON schema" in text_request[0]["content"] and '"answer"' in text_request[0]["content"]
+        assert text_request[-1]["content"] == "q2"
+
+
+def test_forced_json_object_mode_sends_schema_in_prompt(fake_llm: FakeOpenAI) -> None:
+    fake_llm.add_responder("answer", lambda body: "```json\n" + '{"answer": "x", "score": 1}' + "\n```")
+    endpoint = resolve_endpoint(None, overrides=fast(structured="json_object"))
+
+    async def go() -> Any:
+        async with LLMClient(endpoint) as llm:
+            return await llm.complete_json(msgs("q"), Answer, schema_name="answer")
+
+    assert run(go()).value == Answer(answer="x", score=1)
+    body = fake_llm.chat_requests()[0].body
+    assert body["response_format"] == {"type": "json_object"}
+    assert "JSON" in body["messages"][0]["content"]
+
+
+def test_retry_budget_is_shared_and_bounds_the_run(fake_llm: FakeOpenAI, tmp_path: Path) -> None:
+    fake_llm.add_responder("answer", answer_responder)
+    fake_llm.inject(*["500"] * 20)
+    endpoint = resolve_endpoint(None, overrides=fast(retry_budget=3, max_attempts=10, concurrency=1))
+
+    async def go() -> Any:
+        with CallJournal(tmp_path / "calls.sqlite") as journal:
+            async with LLMClient(endpoint, journal) as llm:
+                results = [await llm.complete_json(msgs(f"q{i}"), Answer, schema_name="answer") for i in range(3)]
+                return results, llm.stats, llm.retry_budget_left
+
+    results, stats, left = run(go())
+    assert [r.ok for r in results] == [False, False, False]
+    assert stats.retries == 3 and left == 0
+    assert fake_llm.calls == (1 + 3) + 1 + 1  # first call: 1 try + 3 retries; then one try each, none left
+    assert "retry budget" in (results[1].error or "") and "HTTP 500" in (results[1].error or "")
+
+
+def test_max_attempts_per_call(fake_llm: FakeOpenAI) -> None:
+    fake_llm.inject("500", "500", "500")
+    endpoint = resolve_endpoint(None, overrides=fast(max_attempts=2))
+
+    async def go() -> Any:
+        async with LLMClient(endpoint) as llm:
+            return await llm.complete_json(msgs("q"), Answer, schema_name="answer")
+
+    result = run(go())
+    assert not result.ok and result.attempts == 2 and "gave up after 2 attempts" in (result.error or "")
+    assert fake_llm.calls == 2
+
+
+def test_unknown_model_stops_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeOpenAI(known_models={"real-model"}) as fake:
+        monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", fake.api_key)
+        endpoint = resolve_endpoint(None, overrides=fast(model="typo-model"))
+
+        async def go() -> None:
+            async with LLMClient(endpoint) as llm:
+                with pytest.raises(EndpointError) as err:
+                    await llm.complete_json(msgs("q"), Answer, schema_name="answer")
+                assert "typo-model" in str(err.value) and "GOLDSET_MODEL" in str(err.value)
+                with pytest.raises(EndpointError):  # later calls fail at once, without a request
+                    await llm.complete_json(msgs("q2"), Answer, schema_name="answer")
+
+        run(go())
+        assert fake.calls == 1
+
+
+def test_missing_usage_is_estimated_and_prices_give_cost(fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch,
+                                                         tmp_path: Path) -> None:
+    fake_llm.add_responder("answer", answer_responder)
+    fake_llm.inject("no_usage")
+    endpoint = resolve_endpoint(None, overrides=fast(price_input_per_mtok=2.0, price_output_per_mtok=8.0))
+
+    async def go() -> Any:
+        async with LLMClient(endpoint) as llm:
+            a = await llm.complete_json(msgs("question one"), Answer, schema_name="answer")
+            b = await llm.complete_json(msgs("question two"), Answer, schema_name="answer")
+            return a, b, llm.stats
+
+    a, b, stats = run(go())
+    assert a.usage.estimated and a.usage.prompt_tokens > 0 and a.usage.completion_tokens > 0
+    assert not b.usage.estimated and b.usage.prompt_tokens == fake_llm.prompt_tokens
+    assert b.cost_usd == pytest.approx((b.usage.prompt_tokens * 2.0 + b.usage.completion_tokens * 8.0) / 1e6)
+    assert stats.cost_usd == pytest.approx((a.cost_usd or 0) + (b.cost_usd or 0))
+    assert stats.prompt_tokens == a.usage.prompt_tokens + b.usage.prompt_tokens
+    assert stats.unpriced_calls == 0
+
+
+def test_concurrency_is_bounded_at_the_server(monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeOpenAI(latency_s=0.05) as fake:
+        fake.add_responder("answer", answer_responder)
+        monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", fake.api_key)
+        monkeypatch.setenv("GOLDSET_MODEL", "m")
+        endpoint = resolve_endpoint(None, overrides={"concurrency": 3})
+
+        async def go() -> list[Any]:
+            async with LLMClient(endpoint) as llm:
+                return await asyncio.gather(
+                    *(llm.complete_json(msgs(f"q{i}"), Answer, schema_name="answer") for i in range(12))
+                )
+
+        assert all(r.ok for r in run(go()))
+        assert fake.max_in_flight == 3
+
+
+def test_api_key_never_reaches_the_journal(fake_llm: FakeOpenAI, tmp_path: Path) -> None:
+    """Failures whose server text echoes the key are redacted before they are stored; grep the files."""
+    fake_llm.add_responder("answer", answer_responder)
+    fake_llm.inject("400", "malformed", "malformed")
+    endpoint = resolve_endpoint(None, overrides=fast(concurrency=1))
+    path = tmp_path / "calls.sqlite"
+
+    async def go() -> Any:
+        with CallJournal(path) as journal:
+            async with LLMClient(endpoint, journal) as llm:
+                rejected = await llm.complete_json(msgs("q1"), Answer, schema_name="answer")
+                invalid = await llm.complete_json(msgs("q2"), Answer, schema_name="answer")
+                good = await llm.complete_json(msgs("q3"), Answer, schema_name="answer")
+                return rejected, invalid, good, journal.failures(), journal.count()
+
+    rejected, invalid, good, failures, count = run(go())
+    assert not rejected.ok and "Bad request" in (rejected.error or "") and "Bearer ***" in (rejected.error or "")
+    assert not invalid.ok and good.ok
+    assert len(failures) == 2 and count == 1
+    secret = fake_llm.api_key.encode()
+    for file in tmp_path.iterdir():  # the database and its WAL/SHM files
+        data = file.read_bytes()
+        assert secret not in data and b"SECRET123456" not in data, file.name
