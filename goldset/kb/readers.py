@@ -72,7 +72,7 @@ def _walk(
     rel: PurePosixPath,
     ancestors: tuple[str, ...],
     seen_dirs: set[str],
-    seen_files: dict[str, str],
+    seen_files: dict[str, tuple[str, bool]],
     settings: KBSettings,
     found: Discovery,
 ) -> None:
@@ -118,12 +118,21 @@ def _walk(
                 continue
             if not _selected(doc_id, settings):
                 continue
-            if entry.is_symlink() or real in seen_files:
+            is_link = entry.is_symlink()
+            if is_link or real in seen_files:
                 real = str(Path(real).resolve())
             if real in seen_files:
-                found.skipped.append((doc_id, f"same file as {seen_files[real]} (symlink); skipped"))
+                first, first_is_link = seen_files[real]
+                if first_is_link and not is_link:
+                    # Two paths to one file: keep the real one, whichever the walk met first.
+                    found.files = [f for f in found.files if f.doc_id != first]
+                    found.skipped.append((first, f"same file as {doc_id} (symlink); skipped"))
+                    seen_files[real] = (doc_id, is_link)
+                    found.files.append(SourceFile(doc_id, path))
+                else:
+                    found.skipped.append((doc_id, f"same file as {first} (symlink); skipped"))
                 continue
-            seen_files[real] = doc_id
+            seen_files[real] = (doc_id, is_link)
             found.files.append(SourceFile(doc_id, path))
         else:
             found.skipped.append((doc_id, "not a regular file; skipped"))

@@ -135,10 +135,24 @@ def load_snapshot(ws: Workspace | None = None, *, out_dir: Path | None = None) -
     return read_json(path, KBSnapshot) if path.is_file() else None
 
 
-def load_chunks(ws: Workspace | None = None, *, out_dir: Path | None = None) -> list[Chunk]:
-    """Every chunk of the current snapshot, sorted by id ([] when nothing was ingested yet)."""
-    path = _target_dir(ws, out_dir) / CHUNKS_FILE
-    return read_jsonl(path, Chunk) if path.is_file() else []
+def load_chunks(ws: Workspace | None = None, *, out_dir: Path | None = None, check: bool = True) -> list[Chunk]:
+    """Every chunk of the current snapshot, sorted by id ([] when nothing was ingested yet).
+
+    With ``check`` the chunks must match ``snapshot.json`` (its id is a hash of them): the two files are
+    replaced one after the other, and a run stopped between the two renames must not go unnoticed.
+    """
+    folder = _target_dir(ws, out_dir)
+    path = folder / CHUNKS_FILE
+    if not path.is_file():
+        return []
+    chunks = read_jsonl(path, Chunk)
+    if check:
+        snap = load_snapshot(out_dir=folder)
+        if snap is not None and snap.id != snapshot_id(chunks):
+            raise InputError(
+                f"{path}: does not match {folder / SNAPSHOT_FILE} (an interrupted ingest?); run `goldset ingest` again"
+            )
+    return chunks
 
 
 def ingest(
@@ -240,8 +254,16 @@ def ingest(
             changed = False
     diff = diff_snapshots(prev_chunks, chunks)
     # Chunks first, then the snapshot: each replaced whole by a rename.
-    write_jsonl(target / CHUNKS_FILE, chunks)
-    write_json(target / SNAPSHOT_FILE, snap)
+    for path, write in (
+        (target / CHUNKS_FILE, lambda p: write_jsonl(p, chunks)),
+        (target / SNAPSHOT_FILE, lambda p: write_json(p, snap)),
+    ):
+        try:
+            write(path)
+        except OSError as exc:
+            raise InputError(
+                f"{path}: cannot write ({exc.strerror or exc}); check the folder's permissions and free space"
+            ) from None
     return IngestResult(
         snapshot=snap,
         chunks=sorted(chunks, key=lambda c: c.id),
@@ -260,7 +282,7 @@ def _previous(target: Path, warnings: list[str]) -> tuple[KBSnapshot | None, lis
 
     try:
         snap = load_snapshot(out_dir=target)
-        chunks = load_chunks(out_dir=target)
+        chunks = load_chunks(out_dir=target, check=False)
     except GoldsetError as exc:
         warnings.append(f"previous snapshot unreadable ({exc}); the diff is against an empty KB")
         return None, []
