@@ -1,5 +1,118 @@
-"""Placeholder until this command group lands."""
+"""`goldset filter`: run the contamination and quality checks over the candidates file (data/pairs.jsonl)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from goldset.cli._common import WorkspaceOption, console, err_console
+
+if TYPE_CHECKING:
+    from goldset.filters.pipeline import FilterReport
+
 app = typer.Typer()
+
+
+@app.command("filter")
+def filter_(
+    check: Annotated[
+        list[str] | None,
+        typer.Option("--check", "-c", help="Run only this check (repeatable). Default: every enabled check."),
+    ] = None,
+    against: Annotated[
+        Path | None,
+        typer.Option("--against", help="Dataset folder or pairs .jsonl of the previous release (its questions count)."),
+    ] = None,
+    repair: Annotated[
+        bool, typer.Option("--repair", help="Rewrite answers that fail only the verbatim check (LLM), then re-check.")
+    ] = False,
+    no_llm: Annotated[bool, typer.Option("--no-llm", help="Skip the LLM judge (groundedness).")] = False,
+    workspace: WorkspaceOption = None,
+) -> None:
+    """Check candidate pairs; record every verdict on the pair; mark them passed or rejected (never deleted)."""
+    from goldset.cli._common import workspace as find_ws
+    from goldset.filters import run_filters
+
+    ws = find_ws(workspace)
+    with _ProgressBar() as bar:
+        report = run_filters(ws, checks=check or None, against=against, repair=repair, use_llm=not no_llm,
+                             progress=bar.update)  # fmt: skip
+    _print_report(report)
+
+
+class _ProgressBar:
+    """A transient rich progress bar on stderr, one task per stage (checks, judge)."""
+
+    def __enter__(self) -> _ProgressBar:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.progress = Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            console=err_console(), transient=True,
+        )  # fmt: skip
+        self.progress.__enter__()
+        self.tasks: dict[str, Any] = {}
+        return self
+
+    def update(self, stage: str, done: int, total: int) -> None:
+        if stage not in self.tasks:
+            self.tasks[stage] = self.progress.add_task(stage, total=total)
+        self.progress.update(self.tasks[stage], completed=done, total=total)
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.__exit__(None, None, None)
+
+
+def _print_report(report: FilterReport) -> None:
+    from rich.table import Table
+
+    out = console()
+    if report.n_pairs == 0:
+        out.print("No pairs in the candidates file; run `goldset generate` first.")
+        return
+    types = sorted({t for counts in report.failures_by_type.values() for t in counts} | set(report.status_by_type))
+    table = Table(title="checks", title_justify="left")
+    for col in ("check", "passed", "failed", "reused", *(f"failed: {t}" for t in types)):
+        table.add_column(col, justify="left" if col == "check" else "right")
+    for name in report.checks:
+        c = report.per_check[name]
+        by_type = report.failures_by_type.get(name, {})
+        table.add_row(name, str(c.passed), str(c.failed), str(c.reused), *(str(by_type.get(t, 0)) for t in types))
+    out.print(table)
+
+    statuses = sorted({s for counts in report.status_by_type.values() for s in counts})
+    st = Table(title="status by question type", title_justify="left")
+    for col in ("type", *statuses):
+        st.add_column(col, justify="left" if col == "type" else "right")
+    for t, counts in report.status_by_type.items():
+        st.add_row(t, *(str(counts.get(s, 0)) for s in statuses))
+    out.print(st)
+
+    for name, why in report.skipped_checks.items():
+        out.print(f"{name}: {why}")
+    for name, examples in report.examples.items():
+        out.print(f"[bold]{name}[/] failures, e.g.:")
+        for ex in examples:
+            out.print(f"  {ex.pair_id}  {ex.question[:70]!r}: {ex.reason}", soft_wrap=True)
+    if report.duplicate_groups:
+        out.print(f"duplicate groups: {report.duplicate_groups} (one pair kept of each)")
+    if report.repaired or report.repair_failed:
+        out.print(f"repaired {len(report.repaired)} answer(s); {len(report.repair_failed)} not repaired")
+        for pid, why in list(report.repair_failed.items())[:5]:
+            out.print(f"  {pid}: {why}")
+    if report.judge_errors:
+        out.print(f"[yellow]{len(report.judge_errors)} judge call(s) failed; those pairs stay unjudged: re-run[/]")
+        for line in report.judge_errors[:3]:
+            out.print(f"  {line}")
+    if report.llm:
+        out.print(
+            f"llm: {report.llm.get('calls', 0)} calls, {report.llm.get('cache_hits', 0)} from the journal, "
+            f"${report.llm.get('cost_usd', 0.0):.4f}"
+        )
+    totals = ", ".join(f"{k} {v}" for k, v in report.status_counts.items())
+    out.print(
+        f"{report.n_pairs} pairs: {totals}. Verdicts computed {report.computed}, reused {report.reused}"
+        f"{'' if report.written else '; nothing changed, nothing written'}."
+    )
