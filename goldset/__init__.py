@@ -36,6 +36,13 @@ _EXPORTS: dict[str, str] = {
     "write_dataset": "goldset.dataset",
     "Workspace": "goldset.config",
     "find_workspace": "goldset.config",
+    # knowledge-base ingestion
+    "ingest": "goldset.kb",
+    "load_chunks": "goldset.kb",
+    "load_snapshot": "goldset.kb",
+    "chunk_document": "goldset.kb",
+    "diff_snapshots": "goldset.kb",
+    "KBSettings": "goldset.kb",
     # LLM client layer
     "LLMClient": "goldset.llm",
     "CallJournal": "goldset.llm",
