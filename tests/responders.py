@@ -12,6 +12,8 @@ the openai client sent) and returns the assistant's JSON content as a dict.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 from collections.abc import Callable
 from typing import Any
@@ -123,3 +125,14 @@ def invented_quote_responder(body: dict[str, Any]) -> dict[str, Any]:
 def never_valid_responder(body: dict[str, Any]) -> dict[str, Any]:
     """A reply that never matches the schema, however often it is asked."""
     return {"pairs": "I cannot help with that."}
+
+
+def logging_qa_responder(body: dict[str, Any]) -> dict[str, Any]:
+    """:func:`qa_responder` that also appends a hash of the request's prompt to ``$GOLDSET_TEST_REQUEST_LOG``,
+    so a test can see which requests a server in another process received more than once."""
+    log = os.environ.get("GOLDSET_TEST_REQUEST_LOG")
+    if log:
+        digest = hashlib.sha256(user_prompt(body).encode("utf-8")).hexdigest()[:16]
+        with open(log, "a", encoding="utf-8") as fh:
+            fh.write(digest + "\n")
+    return qa_responder(body)

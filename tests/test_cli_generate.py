@@ -1,0 +1,187 @@
+"""`goldset generate` through the CLI: summary, dry run, re-runs, no endpoint, and kill -9 resume."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from goldset.cli import app
+from goldset.config import Workspace
+from goldset.io import read_jsonl
+from goldset.kb import ingest, load_chunks
+from goldset.schema import QAPair
+from goldset.workspace import init_workspace
+from tests.fake_openai import FakeOpenAI, start_subprocess
+from tests.responders import qa_responder
+
+DOCS = Path(__file__).parent / "fixtures" / "generate" / "docs"
+REPO = Path(__file__).resolve().parent.parent
+runner = CliRunner()
+
+
+def make_ws(path: Path) -> Workspace:
+    init_workspace(path, dvc=False)
+    ws = Workspace(path.resolve())
+    ingest(DOCS, ws)
+    return ws
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    return make_ws(tmp_path / "ws")
+
+
+@pytest.fixture
+def fake(fake_llm: FakeOpenAI) -> FakeOpenAI:
+    fake_llm.add_responder("qa_pairs", qa_responder)
+    return fake_llm
+
+
+def test_generate_prints_a_summary_and_reruns_are_free(ws: Workspace, fake: FakeOpenAI) -> None:
+    n_chunks = len(load_chunks(ws))
+    first = runner.invoke(app, ["generate", "-w", str(ws.root)])
+    assert first.exit_code == 0, first.output
+    assert f"chunks {n_chunks}  calls {n_chunks}  cache hits 0" in first.output
+    assert "Next: goldset filter" in first.output and fake.calls == n_chunks
+    pairs = read_jsonl(ws.pairs_path, QAPair)
+    assert len(pairs) == 3 * n_chunks
+    assert {p.language for p in pairs} == {"en", "zh"}
+    assert all(p.provenance.kb_snapshot_id and p.provenance.kb_snapshot_id.startswith("kb-") for p in pairs)
+
+    again = runner.invoke(app, ["generate", "-w", str(ws.root)])
+    assert again.exit_code == 0 and "Nothing to generate" in again.output and fake.calls == n_chunks
+    everything = runner.invoke(app, ["generate", "-w", str(ws.root), "--all"])
+    assert everything.exit_code == 0, everything.output
+    assert f"calls 0  cache hits {n_chunks}" in everything.output and fake.calls == n_chunks
+
+
+def test_dry_run_prints_the_calls_a_run_makes(ws: Workspace, fake: FakeOpenAI) -> None:
+    dry = runner.invoke(app, ["generate", "-w", str(ws.root), "--dry-run", "--docs", "zh/*", "--pairs-per-chunk", "4"])
+    assert dry.exit_code == 0, dry.output
+    assert fake.calls == 0 and not ws.pairs_path.exists()
+    n_zh = sum(1 for c in load_chunks(ws) if c.doc_id.startswith("zh/"))
+    assert f"calls         {n_zh} " in dry.output and f"pairs asked   {4 * n_zh}" in dry.output
+    real = runner.invoke(app, ["generate", "-w", str(ws.root), "--docs", "zh/*", "--pairs-per-chunk", "4"])
+    assert real.exit_code == 0, real.output
+    assert fake.calls == n_zh
+    assert {p.language for p in read_jsonl(ws.pairs_path, QAPair)} == {"zh"}
+
+
+@pytest.mark.usefixtures("no_llm_env")
+def test_no_endpoint_is_one_line_saying_how_to_set_one(ws: Workspace) -> None:
+    result = runner.invoke(app, ["generate", "-w", str(ws.root)])
+    assert result.exit_code != 0
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ")
+    assert "OPENAI_API_KEY" in lines[0] and "OPENAI_BASE_URL" in lines[0]
+    assert not ws.pairs_path.exists()
+
+
+def test_bad_generate_setting_is_a_config_error(ws: Workspace, fake: FakeOpenAI) -> None:
+    text = ws.config_path.read_text(encoding="utf-8").replace("pairs_per_chunk: 3", "pairs_per_chunk: lots")
+    ws.config_path.write_text(text, encoding="utf-8")
+    result = runner.invoke(app, ["generate", "-w", str(ws.root)])
+    assert result.exit_code == 2 and "generate.pairs_per_chunk" in result.output and fake.calls == 0
+
+
+# -------------------------------------------------------------------------------------------- kill -9 resume
+
+
+def _server_calls(base_url: str) -> int:
+    with urllib.request.urlopen(base_url.removesuffix("/v1") + "/_fake/stats", timeout=5) as resp:
+        return int(json.load(resp)["calls"])
+
+
+def _journal_count(ws: Workspace) -> int:
+    if not ws.cache_path.exists():
+        return 0
+    con = sqlite3.connect(ws.cache_path, timeout=5)
+    try:
+        return int(con.execute("SELECT COUNT(*) FROM calls").fetchone()[0])
+    except sqlite3.OperationalError:  # table not created yet
+        return 0
+    finally:
+        con.close()
+
+
+def _generate_cmd(ws: Workspace) -> list[str]:
+    return [sys.executable, "-m", "goldset", "generate", "-w", str(ws.root), "--concurrency", str(CONCURRENCY)]
+
+
+def _comparable(pairs: list[QAPair]) -> list[dict]:
+    """Pairs without the timestamps of when they were generated and checked."""
+    out = []
+    for p in pairs:
+        d = p.model_dump(mode="json")
+        d["provenance"].pop("generated_at")
+        for check in d["checks"].values():
+            check.pop("checked_at")
+        out.append(d)
+    return out
+
+
+CONCURRENCY = 2
+
+
+def test_a_run_killed_with_sigkill_resumes_to_the_same_candidates_without_paying_twice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "requests.log"
+    monkeypatch.setenv("GOLDSET_TEST_REQUEST_LOG", str(log))
+    server, base_url = start_subprocess({"qa_pairs": "tests.responders:logging_qa_responder"}, latency_s=0.3)
+    try:
+        env = {
+            **os.environ,
+            "OPENAI_BASE_URL": base_url,
+            "OPENAI_API_KEY": FakeOpenAI.DEFAULT_KEY,
+            "GOLDSET_MODEL": "fake-model",
+            "GOLDSET_GENERATE__FLUSH_SECONDS": "0",  # rewrite the candidates file after every call
+            "PYTHONPATH": str(REPO),
+        }
+        reference = make_ws(tmp_path / "reference")
+        n = len(load_chunks(reference))
+        done = subprocess.run(_generate_cmd(reference), env=env, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert _server_calls(base_url) == n
+        log.write_text("", encoding="utf-8")
+
+        ws = make_ws(tmp_path / "killed")
+        before = _server_calls(base_url)
+        proc = subprocess.Popen(_generate_cmd(ws), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while _journal_count(ws) < 3 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        assert proc.returncode == -signal.SIGKILL
+        paid_first = _server_calls(base_url) - before
+        completed = _journal_count(ws)
+        assert 3 <= completed < n, "the kill must land mid-run"
+        if ws.pairs_path.exists():  # whatever was written is whole, valid JSONL
+            read_jsonl(ws.pairs_path, QAPair)
+
+        resumed = subprocess.run(_generate_cmd(ws), env=env, capture_output=True, text=True, timeout=120)
+        assert resumed.returncode == 0, resumed.stderr
+        paid_second = _server_calls(base_url) - before - paid_first
+        # no completed call is paid again; only the calls in flight at the kill (≤ concurrency) are re-sent
+        assert paid_second == n - completed
+        assert paid_first - completed <= CONCURRENCY
+        hashes = log.read_text(encoding="utf-8").split()
+        repeated = len(hashes) - len(set(hashes))
+        # (a request cut off by the kill may reach the server without a body, so it is counted but not logged)
+        assert len(set(hashes)) == n and repeated <= paid_first + paid_second - n <= CONCURRENCY
+
+        assert _comparable(read_jsonl(ws.pairs_path, QAPair)) == _comparable(read_jsonl(reference.pairs_path, QAPair))
+    finally:
+        server.kill()
+        server.wait(timeout=10)
