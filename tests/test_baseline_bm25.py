@@ -1,0 +1,82 @@
+"""The built-in BM25 baseline: retrieval over dataset chunks or a KB folder, English and Chinese."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from goldset.baselines import bm25
+from goldset.dataset import read_dataset
+from goldset.errors import InputError
+from goldset.evaluate import evaluate
+from goldset.evaluate.runs import read_run
+from tests.test_eval_fixtures import CHUNK_TEXTS, make_dataset
+
+FIXTURE_KB = Path(__file__).parent / "fixtures" / "kb"
+
+
+def test_index_ranks_the_right_chunk_in_english_and_chinese() -> None:
+    index = bm25.BM25Index(bm25.Passage(text, doc, cid) for cid, (doc, text) in CHUNK_TEXTS.items())
+    hits = index.search("how do I clear the cache", k=3)
+    assert hits[0][0].chunk_id == "c-cache"
+    assert [s for _, s in hits] == sorted((s for _, s in hits), reverse=True)
+    zh = index.search("默认端口", k=2)  # bm25s's own tokenizer would drop these characters
+    assert zh and zh[0][0].chunk_id == "c-zh"
+    assert index.search("zzzz qqqq") == []
+    assert index.search("???") == []
+    assert len(index.search("quokka", k=50)) <= len(CHUNK_TEXTS)
+
+
+def test_target_answers_extractively_and_refuses_without_hits(tmp_path: Path) -> None:
+    target = bm25.make_target(read_dataset(make_dataset(tmp_path / "data")), k=2)
+    out = target("How do I clear the quokka cache?")
+    assert out["contexts"][0]["chunk_id"] == "c-cache" and len(out["contexts"]) <= 2
+    assert out["answer"] == "The cache keeps responses for ten minutes. Clear it with quokka cache clear."
+    assert out["latency"]["retrieval_ms"] >= 0
+    assert target("xylophone zeppelin")["answer"] == bm25.NO_HIT_ANSWER
+
+
+def test_extractive_answer_cuts_sentences() -> None:
+    assert bm25.extractive_answer("One. Two! Three? Four.") == "One. Two!"
+    assert bm25.extractive_answer("第一句。第二句。第三句。") == "第一句。 第二句。"
+
+
+def test_baseline_run_over_the_dataset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    data = make_dataset(tmp_path / "data")
+    result = evaluate(data, target="bm25", out_dir=tmp_path / "out")
+    assert result.summary.n_failed == 0
+    assert result.summary.overall["recall@5"] > 0.8  # lexical questions over five chunks: BM25 finds them
+    assert result.meta.target.startswith("target:goldset.baselines.bm25:answer (dataset chunks)")
+    assert "bm25-baseline" in result.run_id
+    stored = read_run(tmp_path / "out")
+    assert all(c.chunk_id in CHUNK_TEXTS for s in stored.samples.values() for c in s.contexts)
+
+
+def test_baseline_over_a_kb_folder_of_documents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    passages = bm25.passages_from_path(FIXTURE_KB / "en")
+    assert {p.doc_id for p in passages} >= {"query-params.md", "body.md"}
+    index = bm25.BM25Index(passages)
+    hits = index.search("optional query parameters default value", k=3)
+    assert hits and hits[0][0].doc_id == "query-params.md"
+    zh = bm25.BM25Index(bm25.passages_from_path(FIXTURE_KB / "zh")).search("查询参数", k=1)
+    assert zh and zh[0][0].doc_id == "query-params.md"
+
+
+def test_module_answer_reads_its_corpus_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bm25, "_default", None)
+    monkeypatch.delenv(bm25.CORPUS_ENV, raising=False)
+    with pytest.raises(InputError, match=bm25.CORPUS_ENV):
+        bm25.answer("anything")
+    make_dataset(tmp_path / "data")
+    monkeypatch.setenv(bm25.CORPUS_ENV, str(tmp_path / "data"))  # a folder holding chunks.jsonl
+    assert bm25.answer("default port of quokka")["contexts"][0]["chunk_id"] == "c-config"
+
+
+def test_empty_corpus_is_a_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "kb").mkdir()
+    with pytest.raises(InputError, match="no text documents"):
+        bm25.passages_from_path(tmp_path / "kb")
+    with pytest.raises(InputError, match="no text to index"):
+        bm25.BM25Index([bm25.Passage("   ")])

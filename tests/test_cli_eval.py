@@ -1,0 +1,112 @@
+"""`goldset eval`, `goldset compare` and `goldset report` through the CLI: outputs, files, exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from goldset.cli import app
+from tests.test_eval_fixtures import evaluated_pairs, make_dataset, perfect_sample, poor_sample, write_run_file
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A minimal workspace (goldset.yaml) with the tiny dataset in data/ and two run files."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "goldset.yaml").write_text("eval:\n  ks: [1, 5]\n", encoding="utf-8")
+    make_dataset(tmp_path / "data")
+    pairs = evaluated_pairs()
+    write_run_file(tmp_path / "good.jsonl", [perfect_sample(p) for p in pairs])
+    write_run_file(tmp_path / "poor.jsonl", [poor_sample(p) for p in pairs])
+    return tmp_path
+
+
+def run_ids(ws: Path) -> list[str]:
+    return sorted(p.name for p in (ws / "runs").iterdir()) if (ws / "runs").exists() else []
+
+
+def test_eval_writes_a_run_folder_and_prints_the_table(ws: Path) -> None:
+    result = runner.invoke(app, ["eval", "--run", "good.jsonl"])
+    assert result.exit_code == 0, result.output
+    ids = run_ids(ws)
+    assert len(ids) == 1 and "-good-" in ids[0]
+    assert "recall@5" in result.output and "1.000" in result.output
+    assert f"run {ids[0]} written" in result.output
+    meta = json.loads((ws / "runs" / ids[0] / "meta.json").read_text(encoding="utf-8"))
+    assert meta["metric_config"]["ks"] == [1, 5]  # settings from goldset.yaml
+    assert "recall@10" not in result.output
+
+
+def test_eval_gate_exit_codes(ws: Path) -> None:
+    (ws / "gate.yaml").write_text("min: {recall@5: 0.8, mrr: 0.5}\nmax: {error_rate: 0.1}\n", encoding="utf-8")
+    ok = runner.invoke(app, ["eval", "--run", "good.jsonl", "--thresholds", "gate.yaml"])
+    assert ok.exit_code == 0, ok.output
+    assert "gate passed: 3 thresholds met" in ok.output
+    bad = runner.invoke(app, ["eval", "--run", "poor.jsonl", "--thresholds", "gate.yaml"])
+    assert bad.exit_code == 1
+    assert "FAIL" in bad.output and "thresholds" in bad.output
+    assert "error: gate failed: 2 of 3 thresholds not met: mrr (overall), recall@5 (overall)" in bad.output
+    assert len(run_ids(ws)) == 2  # the failing run is still written, for the report
+
+
+def test_eval_bad_run_file_is_one_error_line(ws: Path) -> None:
+    (ws / "broken.jsonl").write_text('{"pair_id": "qa-port", "answer": "x"}\n{oops\n', encoding="utf-8")
+    result = runner.invoke(app, ["eval", "--run", "broken.jsonl"])
+    assert result.exit_code == 1
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert lines == [lines[0]] and lines[0].startswith("error: broken.jsonl:2: not valid JSON")
+    assert run_ids(ws) == []
+
+
+def test_eval_usage_errors(ws: Path) -> None:
+    both = runner.invoke(app, ["eval", "--run", "good.jsonl", "--baseline", "bm25"])
+    assert both.exit_code == 2 and "exactly one" in both.output
+    other = runner.invoke(app, ["eval", "--baseline", "dense"])
+    assert other.exit_code == 2 and "the built-in baseline is bm25" in other.output
+    version = runner.invoke(app, ["eval", "--dataset", "v9", "--run", "good.jsonl"])
+    assert version.exit_code == 1 and "goldset release" in version.output
+    small = runner.invoke(app, ["eval", "--run", "good.jsonl", "--sample", "2"])
+    assert small.exit_code == 2 and "every type is represented" in small.output
+
+
+def test_eval_sample_baseline_and_html(ws: Path) -> None:
+    n_types = len({p.question_type for p in evaluated_pairs()})
+    result = runner.invoke(
+        app, ["eval", "--baseline", "bm25", "--sample", str(n_types), "--seed", "1", "--html", "r.html"]
+    )
+    assert result.exit_code == 0, result.output
+    meta = json.loads((ws / "runs" / run_ids(ws)[0] / "meta.json").read_text(encoding="utf-8"))
+    assert meta["sample"] == {"n": n_types, "seed": 1} and meta["n_samples"] == n_types
+    scores = (ws / "runs" / run_ids(ws)[0] / "scores.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len({json.loads(line)["question_type"] for line in scores}) == n_types
+    assert "<svg" in (ws / "r.html").read_text(encoding="utf-8")
+
+
+def test_compare_and_report_commands(ws: Path) -> None:
+    assert runner.invoke(app, ["eval", "--run", "good.jsonl", "--out", "runs/a"]).exit_code == 0
+    assert runner.invoke(app, ["eval", "--run", "poor.jsonl", "--out", "runs/b"]).exit_code == 0
+    cmp = runner.invoke(app, ["compare", "a", "b", "--resamples", "300"])  # run ids under runs/
+    assert cmp.exit_code == 0, cmp.output
+    assert "recall@5" in cmp.output and "worse" in cmp.output and "95% CI" in cmp.output
+    assert "questions that got worse" in cmp.output
+    rep = runner.invoke(app, ["report", "runs/b", "--baseline", "runs/a", "--html", "out/report.html"])
+    assert rep.exit_code == 0, rep.output
+    assert "likely cause" in rep.output
+    html = (ws / "out" / "report.html").read_text(encoding="utf-8")
+    assert "Compared with the baseline" in html
+
+
+def test_compare_refuses_runs_of_different_datasets(ws: Path) -> None:
+    make_dataset(ws / "data2", statuses={"qa-port": "rejected"})
+    assert runner.invoke(app, ["eval", "--run", "good.jsonl", "--out", "runs/a"]).exit_code == 0
+    other = runner.invoke(app, ["eval", "--dataset", "data2", "--run", "good.jsonl", "--out", "runs/b"])
+    assert other.exit_code == 0, other.output
+    result = runner.invoke(app, ["compare", "runs/a", "runs/b"])
+    assert result.exit_code == 1 and "scored against different datasets" in result.output
+    missing = runner.invoke(app, ["report", "runs/nope"])
+    assert missing.exit_code == 1 and "no such run" in missing.output

@@ -1,0 +1,93 @@
+"""The HTML report (self-contained, holding the numbers) and the diagnosis rules."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from goldset.evaluate import evaluate
+from goldset.evaluate.diagnose import diagnose, list_rules, skipped_rules
+from goldset.evaluate.report import render_html, summary_table, svg_bars, svg_histogram, write_report
+from goldset.evaluate.runs import read_run
+from goldset.schema import RunSummary
+from tests.test_eval_fixtures import evaluated_pairs, make_dataset, perfect_sample, poor_sample, write_run_file
+
+
+@pytest.fixture
+def runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    monkeypatch.chdir(tmp_path)
+    data = make_dataset(tmp_path / "data")
+    pairs = evaluated_pairs()
+    good = [perfect_sample(p) for p in pairs]
+    for s in good:
+        s.latency.total_ms = 100.0 + len(s.pair_id) * 10
+    poor = [poor_sample(p) for p in pairs[1:]]  # one pair missing
+    evaluate(data, run_file=write_run_file(tmp_path / "good.jsonl", good), out_dir=tmp_path / "good")
+    evaluate(data, run_file=write_run_file(tmp_path / "poor.jsonl", poor), out_dir=tmp_path / "poor")
+    return tmp_path / "good", tmp_path / "poor"
+
+
+def test_html_report_is_self_contained_and_holds_the_numbers(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    good, poor = read_run(runs[0]), read_run(runs[1])
+    out = write_report(tmp_path / "report.html", poor, baseline=good, n_resamples=300)
+    html = out.read_text(encoding="utf-8")
+    assert html.startswith("<!doctype html>") and html.rstrip().endswith("</html>")
+    assert "<svg" in html  # charts inline
+    assert not re.search(r"<script|<link|src=\"http|href=\"http|@import", html)  # no CDN, nothing fetched
+    s = poor.summary
+    for metric in ("recall@5", "mrr", "token_f1"):
+        assert f"{s.overall[metric]:.3f}" in html  # the run's value
+        assert f"{good.summary.overall[metric]:.3f}" in html  # the baseline's value
+    assert poor.run_id in html and good.run_id in html
+    assert "Compared with the baseline" in html and "Questions that got worse" in html
+    assert "missing from the run" in html  # the failed pair is shown among the worst questions
+    assert "chunking or retrieval" in html  # low recall → the retrieval diagnosis
+    for qtype in {p.question_type.value for p in evaluated_pairs()}:
+        assert qtype in html
+
+
+def test_report_without_baseline_draws_latency(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    good = read_run(runs[0])
+    html = render_html(good)
+    assert "total latency over" in html and "p95" in html
+    assert "Compared with the baseline" not in html
+
+
+def test_svg_helpers_escape_and_scale() -> None:
+    svg = svg_bars("recall <@5>", [("factual", 0.5), ("a&b", 1.0)], marks={"factual": 0.25})
+    assert "recall &lt;@5&gt;" in svg and "a&amp;b" in svg and "0.500" in svg and "baseline 0.250" in svg
+    assert svg_histogram("t", []) == ""
+    hist = svg_histogram("lat", [10.0, 20.0, 30.0, 40.0, 1000.0])
+    assert "p50 30 ms" in hist and "1000 ms" in hist
+
+
+def test_rules_fire_only_on_measured_inputs() -> None:
+    every = {name for r in list_rules() for group in r.inputs for name in group}
+    assert "faithfulness" in every
+    low_recall = RunSummary(run_id="r", overall={"recall@5": 0.2, "token_f1": 0.9})
+    fired = {d.rule for d in diagnose(low_recall)}
+    assert "retrieval-recall" in fired
+    assert "generation-prompt" not in fired and "unfaithful-answers" not in fired  # faithfulness not measured
+    assert any(s.startswith("unfaithful-answers: needs faithfulness") for s in skipped_rules(low_recall))
+    prompt = RunSummary(run_id="r", overall={"faithfulness": 0.95, "completeness": 0.3, "recall@5": 0.9})
+    found = diagnose(prompt)
+    assert [d.rule for d in found] == ["generation-prompt"]
+    assert "generation prompt" in found[0].cause and found[0].inputs == {"faithfulness": 0.95, "completeness": 0.3}
+    everything = RunSummary(run_id="r", overall={"recall@5": 0.1, "context_precision": 0.1, "token_f1": 0.1})
+    assert diagnose(everything)[0].severity == "critical"
+    assert "everything-low" in {d.rule for d in diagnose(everything)}
+    healthy = RunSummary(run_id="r", overall={"recall@5": 0.9, "context_precision": 0.8, "token_f1": 0.7})
+    assert diagnose(healthy) == []
+
+
+def test_terminal_table_lists_metrics_and_types(runs: tuple[Path, Path]) -> None:
+    from rich.console import Console
+
+    good, poor = read_run(runs[0]), read_run(runs[1])
+    console = Console(record=True, width=200)
+    console.print(summary_table(poor.summary, good.summary))
+    text = console.export_text()
+    assert "recall@5" in text and "factual" in text and "baseline" in text
+    assert f"{poor.summary.overall['mrr']:.3f}" in text
