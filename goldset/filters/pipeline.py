@@ -211,6 +211,8 @@ def run_filters(
     if duplicates.NAME in names:
         _run_duplicates(live, names, settings, against_pairs, report)
 
+    by_id.update((p.id, p) for p in live)
+
     # 6. The LLM: judge, then repair.
     if plan is not None:
         import asyncio
