@@ -334,3 +334,33 @@ def test_api_key_never_reaches_the_journal(fake_llm: FakeOpenAI, tmp_path: Path)
     for file in tmp_path.iterdir():  # the database and its WAL/SHM files
         data = file.read_bytes()
         assert secret not in data and b"SECRET123456" not in data, file.name
+
+
+def test_embeddings_batched_cached_and_model_required(fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch,
+                                                      tmp_path: Path) -> None:
+    from tests.fake_openai import fake_embedding
+
+    texts = ["how do I reset a password", "how do I reset my password", "billing cycle dates"]
+    endpoint_without = resolve_endpoint(None, overrides=fast())
+
+    async def no_model() -> None:
+        async with LLMClient(endpoint_without) as llm:
+            await llm.embed(texts)
+
+    with pytest.raises(EndpointError, match="GOLDSET_EMBEDDING_MODEL"):
+        run(no_model())
+    monkeypatch.setenv("GOLDSET_EMBEDDING_MODEL", "fake-embed")
+    endpoint = resolve_endpoint(None, overrides=fast())
+
+    async def go() -> Any:
+        with CallJournal(tmp_path / "calls.sqlite") as journal:
+            async with LLMClient(endpoint, journal) as llm:
+                return await llm.embed(texts, batch_size=2), llm.stats
+
+    vectors, stats = run(go())
+    assert vectors == [pytest.approx(fake_embedding(t)) for t in texts]
+    assert fake_llm.embedding_calls == 2 and stats.calls == 2  # two batches
+    assert [r.body["model"] for r in fake_llm.requests] == ["fake-embed", "fake-embed"]
+    again, stats = run(go())
+    assert again == vectors and stats.calls == 0 and stats.cache_hits == 3
+    assert fake_llm.embedding_calls == 2

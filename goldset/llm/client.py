@@ -24,7 +24,7 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -352,6 +352,84 @@ class LLMClient:
                 completion_tokens=completion.usage.completion_tokens or 0,
             )
         return content, usage, headers, choice.finish_reason
+
+    # -- embeddings ------------------------------------------------------------------------------------------
+    async def embed(
+        self, texts: Sequence[str], *, model: str | None = None, batch_size: int = 64
+    ) -> list[list[float] | None]:
+        """Embedding vectors for ``texts`` (``None`` where a batch failed for good), cached per text.
+
+        Uses the endpoint's ``embedding_model`` (or ``GOLDSET_EMBEDDING_MODEL``) unless ``model`` is given.
+        Same pool, limits, retries and journal as :meth:`complete_json`; 401/403/404 raise :class:`EndpointError`.
+        """
+        if self._fatal is not None:
+            raise self._fatal
+        model = model or self.endpoint.embedding_model
+        if not model:
+            raise EndpointError(
+                f"endpoint {self.endpoint}: no embedding model; set GOLDSET_EMBEDDING_MODEL or "
+                f"llm.endpoints.{self.endpoint.name}.embedding_model"
+            )
+        keys = [call_key(model, [{"role": "embed", "content": t}], {}, {"kind": "embedding"}) for t in texts]
+        out: list[list[float] | None] = [None] * len(texts)
+        todo: list[int] = []
+        for i, key in enumerate(keys):
+            entry = self.journal.get(key) if (self.use_cache and self.journal is not None) else None
+            if entry is not None and isinstance(entry.reply, list):
+                out[i] = [float(x) for x in entry.reply]
+                self.stats.cache_hits += 1
+            else:
+                todo.append(i)
+        batches = [todo[k : k + max(1, batch_size)] for k in range(0, len(todo), max(1, batch_size))]
+
+        async def one(batch: list[int]) -> None:
+            async with self._pool:
+                vectors = await self._embed_batch(model, [texts[i] for i in batch], [keys[i] for i in batch])
+            for i, vec in zip(batch, vectors, strict=True):
+                out[i] = vec
+
+        await asyncio.gather(*(one(b) for b in batches))
+        return out
+
+    async def _embed_batch(self, model: str, texts: list[str], keys: list[str]) -> list[list[float] | None]:
+        estimate = sum(estimate_llm_tokens(t) for t in texts)
+        attempts = 0
+        try:
+            while True:
+                if self._fatal is not None:
+                    raise self._fatal
+                await self.limiter.acquire(estimate)
+                attempts += 1
+                self.stats.calls += 1
+                try:
+                    async with asyncio.timeout(self.settings.timeout_s):
+                        reply = await self._sdk().embeddings.create(model=model, input=texts, encoding_format="float")
+                except Exception as exc:
+                    await self._handle_error(exc, "text", attempts, estimate)
+                    continue
+                break
+        except _Fail as fail:
+            reason = self._redact(str(fail))
+            self.stats.failures += 1
+            log.warning("%s: embeddings failed: %s", self.endpoint, reason)
+            if self.journal is not None:
+                for key in keys:
+                    self.journal.put_failure(key, model=model, schema_name="embedding", error=reason,
+                                             attempts=attempts)
+            return [None] * len(texts)
+        prompt = reply.usage.prompt_tokens if reply.usage is not None else estimate
+        self.limiter.settle(estimate, prompt)
+        self._count_tokens(Usage(prompt_tokens=prompt, estimated=reply.usage is None))
+        vectors: list[list[float] | None] = [None] * len(texts)
+        for item in reply.data:
+            if 0 <= item.index < len(texts):
+                vectors[item.index] = [float(x) for x in item.embedding]
+        share = prompt // max(1, len(texts))
+        for key, vec in zip(keys, vectors, strict=True):
+            if vec is not None and self.journal is not None:
+                self.journal.put(key, model=model, schema_name="embedding", reply=vec, prompt_tokens=share,
+                                 completion_tokens=0, attempts=attempts)
+        return vectors
 
     async def _handle_error(self, exc: Exception, mode: str, attempts: int, estimate: int) -> None:
         """Decide what a failed request means: fatal (raise), fall back, retry after a wait, or fail the call."""

@@ -3,8 +3,8 @@
 Named endpoints live under ``llm.endpoints.<name>``; ``llm.generate`` and ``llm.judge`` say which one each role
 uses. With no endpoints configured, the variables the openai SDK already reads define the default endpoint:
 ``OPENAI_BASE_URL`` and ``OPENAI_API_KEY``, plus ``GOLDSET_MODEL`` (generation) and ``GOLDSET_JUDGE_MODEL``
-(judging; falls back to ``GOLDSET_MODEL``). These variables only fill what the config leaves empty: an endpoint
-that names its own model keeps it.
+(judging; falls back to ``GOLDSET_MODEL``), and ``GOLDSET_EMBEDDING_MODEL`` for ``/v1/embeddings``.
+These variables only fill what the config leaves empty: an endpoint that names its own model keeps it.
 
 The API key is read through :func:`goldset.config.get_secret` (environment, then ``.env``) from the variable the
 endpoint names in ``api_key_env``; goldset.yaml holds the *name* of the variable, never the key.
@@ -71,6 +71,7 @@ class EndpointSettings(BaseModel):
     max_tokens: int | None = Field(default=None, ge=1)
     price_input_per_mtok: float | None = Field(default=None, ge=0)
     price_output_per_mtok: float | None = Field(default=None, ge=0)
+    embedding_model: str | None = None  # for /v1/embeddings; None → GOLDSET_EMBEDDING_MODEL
 
 
 class LLMSettings(BaseModel):
@@ -106,6 +107,7 @@ class Endpoint:
     base_url: str | None
     settings: EndpointSettings
     price: ModelPrice | None = None
+    embedding_model: str | None = None
     _api_key: str | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -198,7 +200,11 @@ def resolve_endpoint(
         price = ModelPrice(input_per_mtok=es.price_input_per_mtok, output_per_mtok=es.price_output_per_mtok)
     elif model in settings.prices:
         price = settings.prices[model]
-    return Endpoint(name=name, model=model, base_url=base_url, settings=es, price=price, _api_key=api_key)
+    embedding_model = es.embedding_model or os.environ.get("GOLDSET_EMBEDDING_MODEL") or None
+    return Endpoint(
+        name=name, model=model, base_url=base_url, settings=es, price=price, embedding_model=embedding_model,
+        _api_key=api_key,
+    )
 
 
 def endpoint_configured(ws: Workspace | None, role: Role = "generate") -> bool:
