@@ -50,6 +50,13 @@ _EXPORTS: dict[str, str] = {
     "resolve_endpoint": "goldset.llm",
     # generation
     "generate": "goldset.generate",
+    # evaluation runs, gates, comparison, reports
+    "evaluate": "goldset.evaluate",
+    "EvalResult": "goldset.evaluate",
+    "GateFailed": "goldset.errors",
+    "read_run": "goldset.evaluate.runs",
+    "compare_runs": "goldset.evaluate.compare",
+    "write_report": "goldset.evaluate.report",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]

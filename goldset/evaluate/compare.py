@@ -171,12 +171,10 @@ def compare_runs(
             prev = worst.get(pid)
             prev_drop = None if prev is None else abs(prev.value_a - prev.value_b)
             if prev_drop is None or drop > prev_drop:
-                question = (b.samples.get(pid) or a.samples.get(pid))
+                question = b.samples.get(pid) or a.samples.get(pid)
                 worst[pid] = Regression(
                     pid, sb[pid].question_type, metric, x, y, question.question if question else None
                 )
     out.n_worse = len(worst)
-    out.regressions = sorted(worst.values(), key=lambda r: (-abs(r.value_a - r.value_b), r.pair_id))[
-        :max_regressions
-    ]
+    out.regressions = sorted(worst.values(), key=lambda r: (-abs(r.value_a - r.value_b), r.pair_id))[:max_regressions]
     return out
