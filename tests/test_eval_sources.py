@@ -352,3 +352,22 @@ def test_response_mapping_errors_are_clear() -> None:
     with pytest.raises(ValueError, match="not a list"):
         response_to_output({"answer": "x", "contexts": "y"}, cfg)
     assert redact_url("https://user:pw@host:8443/a/b?key=1") == "https://host:8443/a/b"
+
+
+def test_the_example_run_file_is_valid() -> None:
+    from goldset.io import read_jsonl
+    from goldset.schema import RunSample
+
+    samples = read_jsonl(Path(__file__).parents[1] / "examples" / "run.jsonl", RunSample)
+    assert len(samples) == 4
+    assert samples[0].contexts[0].chunk_id and samples[0].latency.ttft_ms == 210.0
+    assert samples[3].error and not samples[3].answer
+
+
+def test_goldset_evaluate_is_callable_whatever_was_imported_first(data: Path, tmp_path: Path) -> None:
+    import goldset
+    import goldset.evaluate.runs  # makes the attribute goldset.evaluate the package
+
+    run = write_run_file(tmp_path / "run.jsonl", perfect_samples())
+    result = goldset.evaluate(data, run_file=run, out_dir=tmp_path / "out")
+    assert result.summary.n_failed == 0
