@@ -35,6 +35,7 @@ def test_ingest_prints_the_diff_table_and_writes_the_snapshot(tmp_path: Path) ->
     assert _row(result.stdout, "documents") == ["6", "0", "0", "0"]
     assert _row(result.stdout, "chunks") == [str(snap.n_chunks), "0", "0", "0"]
     assert f"snapshot {snap.id} (new): 6 documents" in result.stdout
+    assert "added    body.md, cookie-params.md, debugging.md, first-steps.md, metadata.md" in result.stdout
     again = runner.invoke(app, ["ingest", str(FIXTURES / "en"), "-w", str(ws)])
     assert again.exit_code == 0
     assert _row(again.stdout, "chunks") == ["0", "0", "0", str(snap.n_chunks)]
@@ -104,3 +105,18 @@ def test_bad_options_and_no_workspace_are_one_line_errors(tmp_path: Path) -> Non
     no_ws = runner.invoke(app, ["ingest", str(FIXTURES / "en"), "-w", str(outside)])
     assert no_ws.exit_code == 1 and "goldset init" in no_ws.stderr
     assert not (outside / ".goldset").exists()
+
+
+def test_changed_documents_are_named(tmp_path: Path) -> None:
+    ws = _ws(tmp_path)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name in ("cookie-params.md", "debugging.md"):
+        shutil.copy2(FIXTURES / "en-0.120.0" / name, docs / name)
+    assert runner.invoke(app, ["ingest", str(docs), "-w", str(ws)]).exit_code == 0
+    for name in ("cookie-params.md", "debugging.md"):
+        shutil.copy2(FIXTURES / "en" / name, docs / name)
+    result = runner.invoke(app, ["ingest", str(docs), "-w", str(ws)])
+    assert result.exit_code == 0, result.output
+    assert _row(result.stdout, "documents") == ["0", "1", "0", "1"]
+    assert "changed  debugging.md" in result.stdout and "cookie-params.md" not in result.stdout

@@ -292,3 +292,12 @@ def test_every_word_of_the_prose_survives_chunking(name: str) -> None:
         if not para or para.startswith(("{*", "/", "<", "#", "|", "```")) or "```" in para:
             continue
         assert para.splitlines()[0][:12] in joined, para[:40]
+
+
+def test_windows_line_ends_give_the_same_chunks_without_carriage_returns() -> None:
+    text = _read(EN / "body.md")
+    unix = chunk_document(text, "body.md")
+    dos = chunk_document(text.replace("\n", "\r\n"), "body.md")
+    assert [(c.id, c.content_hash, c.text) for c in unix] == [(c.id, c.content_hash, c.text) for c in dos]
+    assert all("\r" not in c.text for c in dos)
+    assert [c.raw_hash for c in unix] != [c.raw_hash for c in dos]

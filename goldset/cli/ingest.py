@@ -10,6 +10,7 @@ import typer
 from goldset.cli._common import WorkspaceOption, console, err_console
 
 app = typer.Typer()
+_LIST_LIMIT = 10  # documents named per state under the diff table
 
 
 @app.command()
@@ -79,6 +80,16 @@ def ingest(
         table.add_row(kind, *(str(counts[s]) for s in ("added", "changed", "removed", "unchanged")))
     out = console()
     out.print(table)
+    diff = result.diff
+    for label, names in (
+        ("added", diff.documents_added),
+        ("changed", diff.documents_changed),
+        ("removed", diff.documents_removed),
+    ):
+        shown = names[:_LIST_LIMIT]
+        more = f" … and {len(names) - len(shown)} more" if len(names) > len(shown) else ""
+        if shown:
+            out.print(f"  {label:<8} {', '.join(shown)}{more}", markup=False, soft_wrap=True)
     snap = result.snapshot
     oversized = sum(1 for c in result.chunks if "oversized" in c.flags)
     note = f", {oversized} oversized (a code block or table over max_tokens)" if oversized else ""

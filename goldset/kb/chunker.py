@@ -351,7 +351,8 @@ def _to_chunks(source: str, pieces: list[_Piece], doc_id: str, doc_title: str, d
     chunks: list[Chunk] = []
     positions: dict[tuple[str, ...], int] = {}
     for piece in pieces:
-        text = _SEPARATOR.join(u.text for u in piece.units)
+        # Windows line ends inside a block are not content: chunk text always uses "\n".
+        text = _SEPARATOR.join(u.text for u in piece.units).replace("\r\n", "\n").replace("\r", "\n")
         start, end = piece.units[0].start, piece.units[-1].end
         position = positions.get(piece.path, 0)
         positions[piece.path] = position + 1
