@@ -4,7 +4,7 @@ They decide FROM THE PROMPT they are sent, like a careful model would, so a test
 really carries the answer, the question and the sources:
 
 * ``groundedness_responder``: ``supported`` when every content word of ``<answer>`` occurs in ``<sources>``;
-  ``answerable`` when every content word of ``<question>`` does. Unsupported claims are the answer's sentences
+  ``answerable`` when 80% of the content words of ``<question>`` do. Unsupported claims are the answer's sentences
   holding a word the sources lack.
 * ``make_repair_responder(rewrites)``: returns ``rewrites[answer]`` for a known answer, else the answer
   unchanged (a model that failed to paraphrase).
@@ -45,7 +45,8 @@ def groundedness_responder(body: dict[str, Any]) -> dict[str, Any]:
     question, answer, sources = _field(text, "question"), _field(text, "answer"), _field(text, "sources")
     have = set(tokenize(sources))
     missing = [t for t in _content(answer) if t not in have]
-    answerable = bool(sources) and all(t in have for t in _content(question))
+    asked = _content(question)
+    answerable = bool(sources) and bool(asked) and sum(t in have for t in asked) >= 0.8 * len(asked)
     claims = [s.strip() for s in re.split(r"(?<=[.!?。！？])\s*", answer) if any(t in tokenize(s) for t in missing)]
     return {
         "supported": not missing,

@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from goldset.errors import ConfigError, InputError, UsageError
-from goldset.filters import duplicates, groundedness, question_overlap, repair
+from goldset.filters import duplicates, groundedness, question_overlap
+from goldset.filters import repair as repair_mod
 from goldset.filters.base import CheckSettings, CheckSpec
 from goldset.filters.registry import CHECKS
 from goldset.filters.settings import FilterSettings, load_filter_settings
@@ -192,7 +193,7 @@ def run_filters(
         plan = _LLMPlan(
             endpoint=endpoint,
             judge_prompt=load_prompt(groundedness.PROMPT_ID, ws.prompts_dir) if groundedness.NAME in names else None,
-            repair_prompt=load_prompt(repair.PROMPT_ID, ws.prompts_dir) if repair else None,
+            repair_prompt=load_prompt(repair_mod.PROMPT_ID, ws.prompts_dir) if repair else None,
         )
 
     report.checks = list(names)
@@ -444,14 +445,14 @@ async def _repair(
     ]  # fmt: skip
     if not targets:
         return
-    answers = await repair.rewrite_many([live[i] for i in targets], chunks, client, plan.repair_prompt)
+    answers = await repair_mod.rewrite_many([live[i] for i in targets], chunks, client, plan.repair_prompt)
     candidates: list[QAPair] = []
     for idx in targets:
         got = answers[live[idx].id]
         if isinstance(got, Exception):
             report.repair_failed[live[idx].id] = str(got)
             continue
-        candidates.append(repair.rewritten(live[idx], got, plan.endpoint.model))
+        candidates.append(repair_mod.rewritten(live[idx], got, plan.endpoint.model))
     if not candidates:
         return
     checked = list(candidates)

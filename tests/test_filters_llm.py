@@ -1,0 +1,125 @@
+"""Groundedness judge and paraphrase repair through the fake OpenAI server (real openai client over HTTP)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from goldset.errors import EndpointError, UsageError
+from goldset.filters import run_filters
+from goldset.io import read_jsonl
+from goldset.schema import PairStatus, QAPair
+from tests.fake_openai import FakeOpenAI
+from tests.judge_responders import groundedness_responder, make_repair_responder
+from tests.test_filters_checks import COPY, PARAPHRASE
+from tests.test_filters_helpers import make_workspace, pair
+
+SUPPORTED = "The client sends a request body to your API; your API sends a response body to the client."
+UNSUPPORTED = "The client sends a request body to your API; it must be smaller than 10 megabytes."
+ZH_SUPPORTED = "客户端发送给 API 的数据是请求体，API 发送给客户端的数据是响应体。"
+ZH_UNSUPPORTED = "请求体是客户端发送给 API 的数据，并且必须使用 XML 格式。"
+
+
+def _pairs() -> list[QAPair]:
+    return [
+        pair("qa-ok", "Who sends the request body and who sends the response body?", SUPPORTED),
+        pair("qa-extra", "What is a request body and what are its size limits?", UNSUPPORTED),
+        pair("qa-zh-ok", "请求体和响应体分别由谁发送？", ZH_SUPPORTED, chunks=("zh-body-1",)),
+        pair("qa-zh-extra", "请求体必须用什么格式？", ZH_UNSUPPORTED, chunks=("zh-body-1",)),
+        # Unanswerable: the KB must not answer it. MQTT appears nowhere in the KB.
+        pair("qa-unans", "Does FastAPI support MQTT brokers for request bodies?",
+             "The documentation does not mention MQTT.", qtype="unanswerable"),
+        # Declared unanswerable, but the KB does answer it.
+        pair("qa-unans-bad", "Should you use POST, PUT, DELETE or PATCH to send data?",
+             "The documentation does not say.", qtype="unanswerable"),
+    ]  # fmt: skip
+
+
+def _load(ws) -> dict[str, QAPair]:
+    return {p.id: p for p in read_jsonl(ws.pairs_path, QAPair)}
+
+
+def test_groundedness_supported_unsupported_unanswerable(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+    fake_llm.add_responder("groundedness", groundedness_responder)
+    ws = make_workspace(tmp_path / "ws", _pairs())
+    report = run_filters(ws)
+    got = _load(ws)
+    g = {pid: p.checks["groundedness"] for pid, p in got.items()}
+    assert g["qa-ok"].passed and g["qa-zh-ok"].passed
+    assert not g["qa-extra"].passed and "megabytes" in g["qa-extra"].reason
+    assert not g["qa-zh-extra"].passed and "xml" in g["qa-zh-extra"].reason.lower()
+    assert g["qa-unans"].passed
+    assert not g["qa-unans-bad"].passed and "KB answers it" in g["qa-unans-bad"].reason
+    assert got["qa-ok"].status == PairStatus.passed and got["qa-extra"].status == PairStatus.rejected
+    assert report.llm is not None and report.llm["calls"] == 6 and fake_llm.calls == 6
+
+    # A re-run reuses every verdict: no call is made at all.
+    again = run_filters(ws)
+    assert fake_llm.calls == 6 and again.per_check["groundedness"].reused == 6 and not again.written
+
+    # Editing a judge-visible field re-judges that pair only, through the endpoint.
+    pairs = _load(ws)
+    from goldset.io import write_jsonl
+
+    pairs["qa-extra"] = pairs["qa-extra"].model_copy(update={"answer": SUPPORTED})
+    write_jsonl(ws.pairs_path, pairs.values())
+    run_filters(ws)
+    assert fake_llm.calls == 7 and _load(ws)["qa-extra"].checks["groundedness"].passed
+
+
+def test_no_llm_skips_the_judge(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+    ws = make_workspace(tmp_path / "ws", _pairs())
+    report = run_filters(ws, use_llm=False)
+    assert fake_llm.calls == 0 and report.skipped_checks["groundedness"] == "skipped: --no-llm"
+    assert "groundedness" not in _load(ws)["qa-ok"].checks
+    assert _load(ws)["qa-ok"].status == PairStatus.passed
+
+
+def test_judge_failure_leaves_pair_unjudged(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+    fake_llm.add_responder("groundedness", lambda body: "this is not json at all")
+    ws = make_workspace(tmp_path / "ws", _pairs()[:1])
+    report = run_filters(ws)
+    got = _load(ws)["qa-ok"]
+    assert "groundedness" not in got.checks and got.status == PairStatus.candidate
+    assert report.judge_errors and report.judge_errors[0].startswith("qa-ok:")
+    assert fake_llm.api_key not in " ".join(report.judge_errors)
+
+
+def test_explicitly_enabled_judge_without_endpoint_is_an_error(tmp_path: Path, no_llm_env: None) -> None:
+    ws = make_workspace(tmp_path / "ws", _pairs(), config="filter:\n  checks:\n    groundedness: {enabled: true}\n")
+    before = ws.pairs_path.read_bytes()
+    with pytest.raises(EndpointError):
+        run_filters(ws)
+    assert ws.pairs_path.read_bytes() == before
+
+
+def test_repair_rewrites_copied_answer_and_keeps_original(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+    still_copy = COPY.replace("nevertheless", "however")
+    fake_llm.add_responder("groundedness", groundedness_responder)
+    fake_llm.add_responder("paraphrase_repair", make_repair_responder({COPY: PARAPHRASE}))
+    ps = [
+        pair("qa-copy", "What do the specifications say about a body on GET?", COPY, chunks=("en-body-2",)),
+        pair("qa-stubborn", "Is a body on a GET request defined by the specs?", still_copy, chunks=("en-body-2",)),
+        pair("qa-copy-leak", "Is POST the most common method for sending data?", "POST.", chunks=("en-body-2",)),
+    ]
+    ws = make_workspace(tmp_path / "ws", ps, config="filter:\n  checks:\n    groundedness: {enabled: false}\n")
+    report = run_filters(ws, repair=True)
+    got = _load(ws)
+    fixed = got["qa-copy"]
+    assert fixed.answer == PARAPHRASE and fixed.status == PairStatus.passed
+    assert fixed.checks["verbatim"].passed
+    revisions = [(r.answer, r.reason, r.by) for r in fixed.provenance.revisions]
+    assert revisions == [(COPY, "paraphrase-repair", "fake-judge")]
+    # The model failed to paraphrase this one: the original text stays, rejected, with the reason reported.
+    assert got["qa-stubborn"].answer == still_copy and got["qa-stubborn"].status == PairStatus.rejected
+    assert "still fails verbatim" in report.repair_failed["qa-stubborn"]
+    assert report.repaired == ["qa-copy"]
+    # A pair failing another check (leakage) is not sent to repair.
+    assert "qa-copy-leak" not in report.repair_failed and fake_llm.calls == 2
+
+
+def test_repair_needs_the_llm(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+    ws = make_workspace(tmp_path / "ws", _pairs())
+    with pytest.raises(UsageError, match="--repair needs the LLM"):
+        run_filters(ws, repair=True, use_llm=False)
