@@ -43,26 +43,29 @@ def filter_(
 
 
 class _ProgressBar:
-    """A transient rich progress bar on stderr, one task per stage (checks, judge)."""
+    """A transient rich progress bar on stderr, one task per stage (checks, judge), shown on the first update."""
 
     def __enter__(self) -> _ProgressBar:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        self.progress = Progress(
-            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            console=err_console(), transient=True,
-        )  # fmt: skip
-        self.progress.__enter__()
+        self.progress: Any = None
         self.tasks: dict[str, Any] = {}
         return self
 
     def update(self, stage: str, done: int, total: int) -> None:
+        if self.progress is None:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self.progress = Progress(
+                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                console=err_console(), transient=True,
+            )  # fmt: skip
+            self.progress.__enter__()
         if stage not in self.tasks:
             self.tasks[stage] = self.progress.add_task(stage, total=total)
         self.progress.update(self.tasks[stage], completed=done, total=total)
 
     def __exit__(self, *exc: object) -> None:
-        self.progress.__exit__(None, None, None)
+        if self.progress is not None:
+            self.progress.__exit__(None, None, None)
 
 
 def _print_report(report: FilterReport) -> None:
@@ -73,9 +76,10 @@ def _print_report(report: FilterReport) -> None:
         out.print("No pairs in the candidates file; run `goldset generate` first.")
         return
     types = sorted({t for counts in report.failures_by_type.values() for t in counts} | set(report.status_by_type))
-    table = Table(title="checks", title_justify="left")
-    for col in ("check", "passed", "failed", "reused", *(f"failed: {t}" for t in types)):
-        table.add_column(col, justify="left" if col == "check" else "right")
+    table = Table(title="checks (then failures per question type)", title_justify="left")
+    table.add_column("check", no_wrap=True, min_width=16)
+    for col in ("passed", "failed", "reused", *types):
+        table.add_column(col, justify="right")
     for name in report.checks:
         c = report.per_check[name]
         by_type = report.failures_by_type.get(name, {})

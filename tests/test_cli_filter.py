@@ -1,0 +1,83 @@
+"""`goldset filter` through the CLI: the table, the examples, the skipped judge, exit codes on bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from goldset.cli import app
+from goldset.io import read_jsonl
+from goldset.schema import PairStatus, QAPair
+from tests.fake_openai import FakeOpenAI
+from tests.judge_responders import groundedness_responder, make_repair_responder
+from tests.test_filters_checks import COPY, PARAPHRASE
+from tests.test_filters_helpers import make_workspace, pair
+
+runner = CliRunner()
+#: A rewrite of COPY in the source's own words (the fake judge accepts only words found in the sources).
+GROUNDED_REWRITE = (
+    "For very extreme cases only, FastAPI supported a GET request with a body; in the specifications this "
+    "behavior is undefined and it is discouraged."
+)
+
+
+def _pairs() -> list[QAPair]:
+    return [
+        pair("qa-copy", "What do the specifications say about a body on GET?", COPY, chunks=("en-body-2",)),
+        pair("qa-para", "Can a GET request carry a body in FastAPI?", PARAPHRASE, chunks=("en-body-2",)),
+        pair("qa-dup", "Can a GET request carry a body in FastAPI ?", PARAPHRASE, chunks=("en-body-2",)),
+        pair("qa-cmp", "What is a request body?", "Data sent by the client.", qtype="comparison"),
+    ]
+
+
+def test_table_examples_and_skipped_judge(tmp_path: Path, no_llm_env: None) -> None:
+    ws = make_workspace(tmp_path / "ws", _pairs())
+    result = runner.invoke(app, ["filter", "-w", str(ws.root)])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "question_overlap" in out and "comparison" in out and "status by question type" in out
+    assert "groundedness: skipped: no judge endpoint configured" in out
+    assert "qa-copy" in out and "answer copies the evidence" in out  # an example of the failure
+    assert "near-duplicate" in out and "duplicate groups: 1" in out
+    assert "4 pairs: passed 1, rejected 3" in out
+    got = {p.id: p.status for p in read_jsonl(ws.pairs_path, QAPair)}
+    # qa-para and qa-dup tie on their checks: the lower id is kept.
+    assert got == {"qa-copy": "rejected", "qa-para": "rejected", "qa-dup": "passed", "qa-cmp": "rejected"}
+
+    again = runner.invoke(app, ["filter", "-w", str(ws.root)])
+    assert again.exit_code == 0 and "nothing changed, nothing written" in again.output
+
+
+def test_judge_and_repair_through_the_cli(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+    fake_llm.add_responder("groundedness", groundedness_responder)
+    fake_llm.add_responder("paraphrase_repair", make_repair_responder({COPY: GROUNDED_REWRITE}))
+    ws = make_workspace(tmp_path / "ws", _pairs()[:1])
+    result = runner.invoke(app, ["filter", "--repair", "-w", str(ws.root)])
+    assert result.exit_code == 0, result.output
+    assert "repaired 1 answer(s)" in result.output and "llm:" in result.output
+    (p,) = read_jsonl(ws.pairs_path, QAPair)
+    assert p.answer == GROUNDED_REWRITE and p.status == PairStatus.passed and p.checks["groundedness"].passed
+    assert p.provenance.revisions[0].answer == COPY
+    assert fake_llm.api_key not in result.output
+
+
+def test_bad_input_one_line_errors(tmp_path: Path, no_llm_env: None) -> None:
+    ws = make_workspace(tmp_path / "ws", _pairs(), config="filter:\n  checks:\n    nope: {}\n")
+    bad = runner.invoke(app, ["filter", "-w", str(ws.root)])
+    assert bad.exit_code == 2 and bad.output.startswith("error:") and "unknown check 'nope'" in bad.output
+    assert len(bad.output.strip().splitlines()) == 1
+
+    (ws.root / "goldset.yaml").write_text("kb:\n  path: docs\n")
+    unknown = runner.invoke(app, ["filter", "--check", "verbatimm", "-w", str(ws.root)])
+    assert unknown.exit_code == 2 and "known checks" in unknown.output
+
+    ws.pairs_path.write_text(ws.pairs_path.read_text() + "{oops\n")
+    before = ws.pairs_path.read_bytes()
+    broken = runner.invoke(app, ["filter", "-w", str(ws.root)])
+    assert broken.exit_code == 1 and f"{ws.pairs_path}:5" in broken.output
+    assert ws.pairs_path.read_bytes() == before
+
+    ws.pairs_path.write_text(ws.pairs_path.read_text().replace("{oops\n", ""))
+    missing = runner.invoke(app, ["filter", "--against", str(tmp_path / "nowhere"), "-w", str(ws.root)])
+    assert missing.exit_code != 0 and "--against" in missing.output
