@@ -81,6 +81,16 @@ def test_html_headings_code_tables_and_text() -> None:
         assert 0 <= c.char_start < c.char_end <= len(HTML)
 
 
+def test_html_anchors_from_sections_and_links_and_no_permalink_signs() -> None:
+    page = (
+        '<section id="intro"><h1>Intro<a class="headerlink" href="#intro">¶</a></h1><p>Text <em>here</em>.</p>'
+        '<section id="sub-part"><h2>Sub <code>part</code></h2><p>More.</p></section></section>'
+        '<a name="old"></a><h2>Old style</h2><p>x</p><a id="far"></a><p>between</p><h2>No anchor</h2>'
+    )
+    headings = [(b.title, b.anchor) for b in parse_html(page).blocks if b.kind == "heading"]
+    assert headings == [("Intro", "intro"), ("Sub part", "sub-part"), ("Old style", "old"), ("No anchor", "")]
+
+
 def test_rst_headings_anchors_literal_blocks_and_directives() -> None:
     doc = parse_rst(RST)
     headings = [(b.level, b.title, b.anchor) for b in doc.blocks if b.kind == "heading"]
@@ -106,6 +116,13 @@ def test_plain_text_is_paragraphs() -> None:
 
 
 # ------------------------------------------------------------------------------------------------ encodings
+
+
+def test_a_small_tail_of_a_cut_paragraph_joins_the_piece_before() -> None:
+    text = "# T\n\n" + "一二三四五六七八九十" * 5 + "\n"
+    chunks = chunk_document(text, "t.md", KBSettings(target_tokens=20, max_tokens=30, min_tokens=8))
+    sizes = [c.n_tokens for c in chunks]
+    assert sum(sizes) == 51 and all(8 <= n <= 30 for n in sizes), sizes
 
 
 def test_gb18030_is_tried_after_utf8_and_named() -> None:

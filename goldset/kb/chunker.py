@@ -214,6 +214,14 @@ def _pack(source: str, section: _Section, heading: _Unit | None, settings: KBSet
     if pending_heading is not None:
         current.add(pending_heading)
     flush()
+    if len(pieces) >= 2:
+        last, before = pieces[-1], pieces[-2]
+        small = last.tokens < settings.min_tokens and before.tokens + last.tokens <= settings.max_tokens
+        if small and OVERSIZED not in last.flags + before.flags:
+            # A small tail (e.g. the rest of a cut paragraph) joins the chunk before it.
+            before.units.extend(last.units)
+            before.flags.extend(f for f in last.flags if f not in before.flags)
+            pieces.pop()
     return pieces
 
 
@@ -319,14 +327,24 @@ def _token_cuts(source: str, start: int, end: int, limit: int) -> list[tuple[int
 
 
 def _advance_tokens(source: str, start: int, end: int, limit: int) -> int:
-    """The largest offset whose prefix from ``start`` holds at most ``limit`` tokens (always > ``start``)."""
-    lo, hi = start + 1, end
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
+    """The largest offset whose prefix from ``start`` holds at most ``limit`` tokens (always > ``start``).
+
+    Galloping then bisecting, so the cost depends on the size of one piece, not on the whole run.
+    """
+    lo, step = start + 1, max(limit, 1)
+    hi = min(end, start + step)
+    while hi < end and count_tokens(source[start:hi]) <= limit:
+        lo = hi
+        step *= 2
+        hi = min(end, start + step)
+    if count_tokens(source[start:hi]) <= limit:
+        return hi
+    while lo < hi - 1:  # invariant: lo fits, hi does not
+        mid = (lo + hi) // 2
         if count_tokens(source[start:mid]) <= limit:
             lo = mid
         else:
-            hi = mid - 1
+            hi = mid
     return lo
 
 

@@ -271,6 +271,7 @@ class _HTMLBlocks(HTMLParser):
         self._pre: tuple[int, list[str]] | None = None
         self._table: tuple[int, list[list[str]], int] | None = None  # (start, rows, depth)
         self._cell: list[str] | None = None
+        self._pending_anchor = ""
 
     def _offset(self) -> int:
         line, col = self.getpos()
@@ -306,9 +307,18 @@ class _HTMLBlocks(HTMLParser):
             return
         if self._pre is not None:
             return
+        attr = dict(attrs)
+        if self._heading is not None:
+            if tag == "a" and not self._heading[2] and (attr.get("id") or attr.get("name")):
+                start, level, _, parts = self._heading
+                self._heading = (start, level, attr.get("id") or attr.get("name") or "", parts)
+            return
         if re.fullmatch(r"h[1-6]", tag):
             self._flush_text(pos)
-            self._heading = (pos, int(tag[1]), dict(attrs).get("id") or "", [])
+            # Sphinx and friends put the id on the enclosing <section>, or on an <a id> just before.
+            anchor = attr.get("id") or self._pending_anchor
+            self._pending_anchor = ""
+            self._heading = (pos, int(tag[1]), anchor or "", [])
         elif tag == "pre":
             self._flush_text(pos)
             self._pre = (pos, [])
@@ -317,6 +327,8 @@ class _HTMLBlocks(HTMLParser):
             self._table = (pos, [], 1)
         elif tag in _HTML_BREAKS:
             self._flush_text(pos)
+        if tag in ("section", "a") and (attr.get("id") or (tag == "a" and attr.get("name"))):
+            self._pending_anchor = attr.get("id") or attr.get("name") or ""
 
     def handle_endtag(self, tag: str) -> None:
         pos = self._offset()
@@ -353,7 +365,7 @@ class _HTMLBlocks(HTMLParser):
             return
         if self._heading is not None and re.fullmatch(r"h[1-6]", tag):
             start, level, anchor, parts = self._heading
-            title = " ".join(" ".join(parts).split())
+            title = " ".join("".join(parts).replace("¶", " ").split())  # ¶ = Sphinx permalink
             if title:
                 self.blocks.append(
                     Block("heading", start, end, f"{'#' * level} {title}", level=level, title=title, anchor=anchor)
@@ -379,8 +391,10 @@ class _HTMLBlocks(HTMLParser):
             self._pre[1].append(data)
         elif self._heading is not None:
             self._heading[3].append(data)
-        elif data.strip() and self._text_start < 0:
-            self._text_start = self._offset()
+        elif data.strip():
+            self._pending_anchor = ""  # text came between the anchor and any heading: not the heading's
+            if self._text_start < 0:
+                self._text_start = self._offset()
 
     def close_all(self) -> None:
         self.close()
