@@ -50,6 +50,9 @@ _EXPORTS: dict[str, str] = {
     "resolve_endpoint": "goldset.llm",
     # generation
     "generate": "goldset.generate",
+    # filters
+    "run_filters": "goldset.filters",
+    "FilterReport": "goldset.filters",
     # evaluation runs, gates, comparison, reports
     "evaluate": "goldset.evaluate",
     "EvalResult": "goldset.evaluate",
