@@ -57,11 +57,19 @@ def fmt(value: float | None, metric: str = "") -> str:
     """Quality metrics with 3 decimals, milliseconds and counts as whole numbers, missing as an en dash."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
+    if metric == "n" or metric.startswith("n_") or (metric.endswith("_total") and "token" in metric):
+        return f"{value:,.0f}"
     if metric.endswith("_ms") or "latency" in metric:
         return f"{value:.0f}"
     if abs(value) >= 100:
         return f"{value:.1f}"
     return f"{value:.3f}"
+
+
+def metric_order(name: str) -> tuple[str, int, str]:
+    """``ndcg@3`` before ``ndcg@10``: cut-offs sort as numbers."""
+    base, sep, k = name.partition("@")
+    return (base, int(k) if sep and k.isdigit() else -1, name)
 
 
 # --------------------------------------------------------------------------------------------------- SVG charts
@@ -281,7 +289,7 @@ def render_html(
     head = "".join(f"<tr><td>{escape(k)}</td><td>{escape(str(v))}</td></tr>" for k, v in info)
 
     metric_rows = []
-    for m, v in sorted(s.overall.items()):
+    for m, v in sorted(s.overall.items(), key=lambda kv: metric_order(kv[0])):
         row = [escape(m), fmt(v, m)]
         if base is not None:
             row += [fmt(base.overall.get(m), m), _delta_cell(m, v, base.overall.get(m))]
@@ -319,7 +327,7 @@ def render_html(
     if comparison is not None:
         parts += ["<h2>Compared with the baseline</h2>", _comparison_html(comparison)]
     parts += ["<h2>By question type</h2>", f"<div class='charts'>{''.join(charts)}</div>"]
-    type_metrics = sorted({m for t in types for m in s.by_type[t]})
+    type_metrics = sorted({m for t in types for m in s.by_type[t]}, key=metric_order)
     parts.append(
         _table(
             ["type", *type_metrics], [[escape(t), *(fmt(s.by_type[t].get(m), m) for m in type_metrics)] for t in types]
@@ -376,7 +384,7 @@ def summary_table(summary: RunSummary, baseline: RunSummary | None = None, title
     from rich.table import Table
 
     table = Table(title=title or f"run {summary.run_id}", title_justify="left")
-    table.add_column("metric")
+    table.add_column("metric", no_wrap=True)
     table.add_column("overall", justify="right")
     if baseline is not None:
         table.add_column("baseline", justify="right")
@@ -384,7 +392,7 @@ def summary_table(summary: RunSummary, baseline: RunSummary | None = None, title
     types = sorted(summary.by_type)
     for t in types:
         table.add_column(t, justify="right")
-    for m, v in sorted(summary.overall.items()):
+    for m, v in sorted(summary.overall.items(), key=lambda kv: metric_order(kv[0])):
         row: list[Any] = [m, fmt(v, m)]
         if baseline is not None:
             b = baseline.overall.get(m)
