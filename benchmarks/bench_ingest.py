@@ -109,7 +109,8 @@ def main() -> None:
     lines = [
         SECTION,
         f"Machine: {os.cpu_count()} CPUs (nproc), {cpu_model()}, Python {platform.python_version()}; "
-        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC. Script: `benchmarks/bench_ingest.py`.",
+        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC; load average {os.getloadavg()[0]:.2f} (the machine is shared: "
+        "figures vary with load). Script: `benchmarks/bench_ingest.py`.",
         "",
         f"Settings: target {settings.target_tokens}, max {settings.max_tokens}, min {settings.min_tokens} tokens "
         f"(goldset.text.count_tokens). Wall time is the median of {RUNS} cold ingests into an empty folder (read, "

@@ -301,3 +301,10 @@ def test_windows_line_ends_give_the_same_chunks_without_carriage_returns() -> No
     assert [(c.id, c.content_hash, c.text) for c in unix] == [(c.id, c.content_hash, c.text) for c in dos]
     assert all("\r" not in c.text for c in dos)
     assert [c.raw_hash for c in unix] != [c.raw_hash for c in dos]
+
+
+def test_a_document_of_headings_only_is_one_chunk_under_its_title() -> None:
+    chunks = chunk_document("# Title { #title }\n\n## Empty { #empty }\n\n## Also empty\n", "h.md")
+    assert len(chunks) == 1
+    assert chunks[0].heading_path == ["title"]
+    assert chunks[0].text == "# Title\n\n## Empty\n\n## Also empty"

@@ -115,12 +115,15 @@ def chunk_parsed(source: str, parsed: ParsedDocument, doc_id: str, settings: KBS
     sections = _sections(parsed.blocks)
     doc_language = detect_language(" ".join(b.text for b in parsed.blocks if b.kind != "code"))
     pieces: list[_Piece] = []
-    carried: _Unit | None = None  # heading-only sections waiting for the next section's text
+    carried: _Unit | None = None  # heading-only sections (or a small first section) waiting for the next text
+    carried_from: _Section | None = None  # the first section in ``carried``
     for index, section in enumerate(sections):
         heading = section.heading
         if carried is not None:
             heading = _join_units(carried, heading) if heading is not None else carried
             carried = None
+        else:
+            carried_from = section
         if not section.body and heading is not None:
             carried = heading
             continue
@@ -142,10 +145,8 @@ def chunk_parsed(source: str, parsed: ParsedDocument, doc_id: str, settings: KBS
     if carried is not None:  # trailing headings (or a too-small only section): keep them as a chunk
         if pieces and pieces[-1].tokens + carried.tokens <= settings.max_tokens:
             pieces[-1].add(carried)
-        else:
-            path = sections[-1].path if sections else ()
-            titles = sections[-1].titles if sections else ()
-            pieces.append(_Piece(path, titles, [carried]))
+        elif carried_from is not None:
+            pieces.append(_Piece(carried_from.path, carried_from.titles, [carried]))
     return _to_chunks(source, pieces, doc_id, parsed.title, doc_language)
 
 
