@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pydantic import Field
 
 from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, evidence_texts, result
-from goldset.filters.textsim import best_edit_match, containment, split_sentences
+from goldset.filters.textsim import best_edit_match, canonical, containment, source_profile
 from goldset.schema import CheckResult, QAPair
 from goldset.text import tokenize
 
@@ -31,16 +31,26 @@ class Settings(CheckSettings):
 
 def check(pair: QAPair, chunks: ChunkMap, settings: Settings, kb_sentences: Sequence[str] = ()) -> CheckResult:
     """``kb_sentences``: near-matching sentences of other chunks, found by the pipeline's sentence index."""
-    sentences = [s for text in evidence_texts(pair, chunks) for s in split_sentences(text)]
+    sentences: list[str] = []
+    sentence_tokens: list[tuple[str, ...]] = []
+    canon: list[str] = []
+    for text in evidence_texts(pair, chunks):
+        prof = source_profile(text)
+        sentences.extend(prof.sentences)
+        sentence_tokens.extend(prof.sentence_tokens)
+        canon.extend(prof.sentences_canonical)
     if settings.whole_kb:
-        sentences.extend(kb_sentences)
+        for s in kb_sentences:
+            sentences.append(s)
+            sentence_tokens.append(tuple(tokenize(s)))
+            canon.append(canonical(s))
     if not sentences:
         return result(True, None, "no source sentences to compare with")
-    sim, best = best_edit_match(pair.question, sentences)
+    sim, best = best_edit_match(pair.question, sentences, canon)
     q_tokens = tokenize(pair.question)
     cont = 0.0
     if len(q_tokens) >= settings.min_tokens_for_containment:
-        cont = max(containment(q_tokens, tokenize(s), settings.ngram) for s in sentences)
+        cont = max(containment(q_tokens, toks, settings.ngram) for toks in sentence_tokens)
     score = max(sim, cont)
     if sim >= settings.max_similarity:
         return result(False, score, f"question is {sim:.0%} similar to source sentence {best[:80]!r}")

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
 
 from goldset.text import normalize, tokenize
 
@@ -43,17 +45,25 @@ def jaccard(a: Sequence[str], b: Sequence[str], n: int = 1) -> float:
     return len(sa & sb) / len(sa | sb)
 
 
-def longest_common_run(a: Sequence[str], b: Sequence[str]) -> int:
+def token_positions(tokens: Sequence[str]) -> dict[str, list[int]]:
+    positions: dict[str, list[int]] = {}
+    for j, tok in enumerate(tokens):
+        positions.setdefault(tok, []).append(j)
+    return positions
+
+
+def longest_common_run(
+    a: Sequence[str], b: Sequence[str], positions: dict[str, list[int]] | None = None
+) -> int:
     """Length (in tokens) of the longest common contiguous token run of ``a`` and ``b``.
 
-    Indexes ``b``'s positions by token, then extends only maximal starts (no match one step back), so the cost
-    is about the number of shared token occurrences, not len(a) * len(b).
+    Indexes ``b``'s positions by token (or takes them precomputed), then extends only maximal starts (no match
+    one step back), so the cost is about the number of shared token occurrences, not len(a) * len(b).
     """
     if not a or not b:
         return 0
-    positions: dict[str, list[int]] = {}
-    for j, tok in enumerate(b):
-        positions.setdefault(tok, []).append(j)
+    if positions is None:
+        positions = token_positions(b)
     best = 0
     la, lb = len(a), len(b)
     for i, tok in enumerate(a):
@@ -111,12 +121,17 @@ def sentence_windows(sentences: Sequence[str], width: int = 3) -> list[str]:
     return out
 
 
-def best_edit_match(text: str, candidates: Sequence[str]) -> tuple[float, str]:
-    """The candidate most similar to ``text`` by :func:`edit_similarity` and its score (0.0, '' when none)."""
+def best_edit_match(
+    text: str, candidates: Sequence[str], canonical_candidates: Sequence[str] | None = None
+) -> tuple[float, str]:
+    """The candidate most similar to ``text`` by :func:`edit_similarity` and its score (0.0, '' when none).
+
+    ``canonical_candidates`` (the candidates already through :func:`canonical`) saves recomputing them.
+    """
     from rapidfuzz import fuzz, process
 
     query = canonical(text)
-    choices = [canonical(c) for c in candidates]
+    choices = list(canonical_candidates) if canonical_candidates is not None else [canonical(c) for c in candidates]
     if not query or not choices:
         return 0.0, ""
     hit = process.extractOne(query, choices, scorer=fuzz.ratio)
@@ -134,7 +149,46 @@ def normalized_contains(haystack: str, needle: str) -> bool:
     return f" {n} " in f" {h} "
 
 
+@dataclass(frozen=True)
+class SourceProfile:
+    """What the copy checks need from one source text, computed once per text (sources recur across pairs)."""
+
+    tokens: tuple[str, ...]
+    positions: dict[str, list[int]]
+    sentences: tuple[str, ...]
+    sentence_tokens: tuple[tuple[str, ...], ...]
+    sentences_canonical: tuple[str, ...]
+    windows: tuple[str, ...]
+    windows_canonical: tuple[str, ...]
+
+    def grams(self, n: int) -> frozenset[tuple[str, ...]]:
+        return _grams(self.tokens, n)
+
+
+@lru_cache(maxsize=8192)
+def _grams(tokens: tuple[str, ...], n: int) -> frozenset[tuple[str, ...]]:
+    return frozenset(ngrams(tokens, n))
+
+
+@lru_cache(maxsize=4096)
+def source_profile(text: str) -> SourceProfile:
+    """Cached :class:`SourceProfile` of a chunk text (an LRU cache: a filter run sees each chunk many times)."""
+    tokens = tuple(tokenize(text))
+    sentences = tuple(split_sentences(text))
+    windows = tuple(sentence_windows(sentences))
+    return SourceProfile(
+        tokens=tokens,
+        positions=token_positions(tokens),
+        sentences=sentences,
+        sentence_tokens=tuple(tuple(tokenize(s)) for s in sentences),
+        sentences_canonical=tuple(canonical(s) for s in sentences),
+        windows=windows,
+        windows_canonical=tuple(canonical(w) for w in windows),
+    )
+
+
 __all__ = [
+    "SourceProfile",
     "best_edit_match",
     "canonical",
     "containment",
@@ -146,6 +200,7 @@ __all__ = [
     "normalize",
     "normalized_contains",
     "sentence_windows",
+    "source_profile",
     "split_sentences",
     "tokenize",
 ]

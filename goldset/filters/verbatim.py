@@ -17,7 +17,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, evidence_texts, result
-from goldset.filters.textsim import best_edit_match, containment, lcs_ratio, sentence_windows, split_sentences
+from goldset.filters.textsim import best_edit_match, longest_common_run, ngrams, source_profile
 from goldset.schema import CheckResult, QAPair
 from goldset.text import tokenize
 
@@ -36,13 +36,20 @@ def measure(answer: str, sources: list[str], settings: Settings) -> dict[str, fl
     """The three copy measures of ``answer`` against the evidence ``sources`` (each in [0, 1])."""
     tokens = tokenize(answer)
     best = {"containment": 0.0, "lcs": 0.0, "edit": 0.0}
-    sentences: list[str] = []
+    if not tokens:
+        return best
+    n = max(1, min(settings.ngram, len(tokens)))
+    grams = ngrams(tokens, n)
+    windows: list[str] = []
+    canon: list[str] = []
     for text in sources:
-        src = tokenize(text)
-        best["containment"] = max(best["containment"], containment(tokens, src, settings.ngram))
-        best["lcs"] = max(best["lcs"], lcs_ratio(tokens, src))
-        sentences.extend(split_sentences(text))
-    best["edit"], _ = best_edit_match(answer, sentence_windows(sentences))
+        prof = source_profile(text)
+        have = prof.grams(n)
+        best["containment"] = max(best["containment"], sum(1 for g in grams if g in have) / len(grams))
+        best["lcs"] = max(best["lcs"], longest_common_run(tokens, prof.tokens, prof.positions) / len(tokens))
+        windows.extend(prof.windows)
+        canon.extend(prof.windows_canonical)
+    best["edit"], _ = best_edit_match(answer, windows, canon)
     return best
 
 
