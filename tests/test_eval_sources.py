@@ -268,8 +268,8 @@ class _Handler(BaseHTTPRequestHandler):
         question = body["query"]
         if "default port" in question:
             self.send_response(500)
-            self.end_headers()
-            self.wfile.write(b"internal failure")
+            self.end_headers()  # a careless server that echoes the request headers in its error
+            self.wfile.write(f"internal failure; you sent Authorization: {self.headers.get('Authorization')}".encode())
             return
         out = answer_from_chunks(question)
         reply = {
@@ -320,7 +320,8 @@ def test_endpoint_with_field_mapping_from_config(
     )
     monkeypatch.setenv("RAG_TEST_KEY", "sk-secret-value-123")
     result = evaluate(data, endpoint=service + "?token=abc", ws=Workspace(ws_root), out_dir=tmp_path / "out")
-    assert result.samples["qa-port"].error == "RuntimeError: HTTP 500: internal failure"
+    echoed = "RuntimeError: HTTP 500: internal failure; you sent Authorization: Bearer ***"
+    assert result.samples["qa-port"].error == echoed
     assert result.summary.n_failed == 1
     ok = result.samples["qa-clear"]
     assert ok.error is None and ok.contexts and ok.contexts[0].doc_id == "kb" and ok.contexts[0].score == 1.0

@@ -122,14 +122,13 @@ def resolve_dataset(spec: str | Path, ws: Workspace | None = None) -> Dataset:
     for candidate in candidates:
         if candidate.is_dir():
             return read_dataset(candidate)
-    try:
-        import goldset
+    import goldset
 
-        load = getattr(goldset, "load", None)
-    except AttributeError:
-        load = None
+    load = getattr(goldset, "load", None)  # the versioning API, once it exists
     if load is not None:
-        return load(str(spec))
+        kwargs = {"ws": ws} if "ws" in inspect.signature(load).parameters else {}
+        loaded = load(str(spec), **kwargs)
+        return loaded if isinstance(loaded, Dataset) else read_dataset(Path(loaded))
     raise InputError(
         f"{spec}: no such dataset folder; released versions by name arrive with `goldset release` — "
         f"for now pass a dataset folder (e.g. data/)"
@@ -517,6 +516,8 @@ def run_endpoint(
     if not url.startswith(("http://", "https://")):
         raise UsageError(f"--endpoint {url!r}: expected an http:// or https:// URL")
     headers = dict(cfg.headers)
+    # Servers sometimes echo the request (headers included) in error bodies: never let the key into a record.
+    secrets: list[str] = []
     if cfg.api_key_env:
         key = get_secret(cfg.api_key_env, ws)
         if not key:
@@ -524,6 +525,7 @@ def run_endpoint(
                 f"eval.endpoint.api_key_env: secret {cfg.api_key_env} is not set; put it in the environment or .env"
             )
         headers["Authorization"] = f"Bearer {key}"
+        secrets.append(key)
 
     async def main() -> dict[str, RunSample]:
         limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
@@ -542,7 +544,7 @@ def run_endpoint(
                     raise RuntimeError(f"HTTP request failed ({type(exc).__name__})") from None
                 if resp.status_code >= 400:
                     snippet = " ".join(resp.text.split())[:200]
-                    raise RuntimeError(f"HTTP {resp.status_code}: {snippet}")
+                    raise RuntimeError(f"HTTP {resp.status_code}: {redact(snippet, secrets)}")
                 try:
                     data = resp.json()
                 except (json.JSONDecodeError, UnicodeDecodeError):
@@ -552,6 +554,14 @@ def run_endpoint(
             return await _ask_all(pairs, ask, concurrency=concurrency, timeout_s=timeout_s, progress=progress)
 
     return asyncio.run(main())
+
+
+def redact(text: str, secrets: list[str]) -> str:
+    """``text`` with every secret replaced by ``***``."""
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return text
 
 
 def redact_url(url: str) -> str:
