@@ -308,3 +308,12 @@ def test_a_document_of_headings_only_is_one_chunk_under_its_title() -> None:
     assert len(chunks) == 1
     assert chunks[0].heading_path == ["title"]
     assert chunks[0].text == "# Title\n\n## Empty\n\n## Also empty"
+
+
+def test_a_code_only_chunk_of_a_chinese_document_is_chinese() -> None:
+    code = "\n".join(f"result_{i} = compute_something(alpha, beta, gamma)" for i in range(40))
+    text = f"# 标题\n\n这是一段说明文字，介绍下面的代码是做什么用的。\n\n```python\n{code}\n```\n"
+    chunks = chunk_document(text, "zh.md", KBSettings(target_tokens=30, max_tokens=60, min_tokens=5))
+    code_chunk = next(c for c in chunks if "result_0" in c.text)
+    assert OVERSIZED in code_chunk.flags and code_chunk.text.startswith("```python")
+    assert {c.language for c in chunks} == {"zh"}

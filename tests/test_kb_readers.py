@@ -111,7 +111,7 @@ def test_plain_text_is_paragraphs() -> None:
     text = "First paragraph line one.\nline two.\n\n\nSecond paragraph.\n"
     chunks = chunk_document(text, "notes.txt", KBSettings(target_tokens=3, max_tokens=6, min_tokens=0))
     assert [c.text for c in chunks] == ["First paragraph line one.\nline two.", "Second paragraph."]
-    assert all(c.heading_path == [] for c in chunks)
+    assert all(c.heading_path == [] and c.doc_title == "notes" for c in chunks)
     assert len({c.id for c in chunks}) == 2
 
 

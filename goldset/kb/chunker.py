@@ -147,7 +147,8 @@ def chunk_parsed(source: str, parsed: ParsedDocument, doc_id: str, settings: KBS
             pieces[-1].add(carried)
         elif carried_from is not None:
             pieces.append(_Piece(carried_from.path, carried_from.titles, [carried]))
-    return _to_chunks(source, pieces, doc_id, parsed.title, doc_language)
+    title = parsed.title or PurePosixPath(doc_id).stem
+    return _to_chunks(source, pieces, doc_id, title, doc_language)
 
 
 def _sections(blocks: list[Block]) -> list[_Section]:

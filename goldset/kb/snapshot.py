@@ -22,7 +22,6 @@ from goldset.kb.chunker import chunk_parsed
 from goldset.kb.readers import FORMATS, SkipFile, discover, parse_text, read_source
 from goldset.kb.settings import KBSettings
 from goldset.schema import Chunk, DocumentEntry, KBSnapshot
-from goldset.text import detect_language
 
 if TYPE_CHECKING:
     from goldset.config import Workspace
@@ -207,7 +206,7 @@ def ingest(
                 title=parsed.title or Path(source.doc_id).stem,
                 raw_hash=sha256_hex(data),
                 encoding=encoding,
-                language=detect_language(" ".join(c.text for c in doc_chunks)),
+                language=_document_language(doc_chunks),
                 n_chunks=len(doc_chunks),
                 n_bytes=len(data),
             )
@@ -273,6 +272,14 @@ def ingest(
         previous_snapshot_id=prev_snapshot.id if prev_snapshot else None,
         changed=changed,
     )
+
+
+def _document_language(chunks: list[Chunk]) -> str:
+    """The language most of the document's tokens are in (chunk languages already leave code out)."""
+    weight: dict[str, int] = {}
+    for c in chunks:
+        weight[c.language] = weight.get(c.language, 0) + c.n_tokens
+    return max(sorted(weight), key=lambda lang: weight[lang])
 
 
 def _previous(target: Path, warnings: list[str]) -> tuple[KBSnapshot | None, list[Chunk]]:
