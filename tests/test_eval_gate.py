@@ -98,3 +98,27 @@ def test_a_bad_thresholds_file_fails_before_the_run(tmp_path: Path, monkeypatch:
     with pytest.raises(ConfigError, match="mins: unknown key"):
         evaluate(data, target=lambda q: calls.append(q) or "x", thresholds=thresholds, out_dir=tmp_path / "out")
     assert calls == [] and not (tmp_path / "out").exists()
+
+
+def test_running_and_scoring_keys_share_the_eval_section(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from goldset.config import Workspace
+    from goldset.evaluate import load_scoring_settings
+    from goldset.evaluate.sources import load_runner_settings
+
+    (tmp_path / "goldset.yaml").write_text(
+        "eval:\n  ks: [2, 4]\n  concurrency: 3\n  endpoint: {answer_field: out.text}\n", encoding="utf-8"
+    )
+    monkeypatch.setenv("GOLDSET_EVAL__TIMEOUT_S", "7")
+    monkeypatch.setenv("GOLDSET_EVAL__MATCHER", "doc_id")
+    ws = Workspace(tmp_path)
+    scoring = load_scoring_settings(ws)
+    running = load_runner_settings(ws, {"concurrency": None})
+    assert scoring.ks == [2, 4] and scoring.matcher == "doc_id"
+    assert running.concurrency == 3 and running.timeout_s == 7 and running.endpoint.answer_field == "out.text"
+    assert load_runner_settings(ws, {"concurrency": 12}).concurrency == 12  # option > file
+    (tmp_path / "goldset.yaml").write_text("eval:\n  kss: [1]\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"eval\.kss: unknown setting"):
+        load_scoring_settings(ws)
+    (tmp_path / "goldset.yaml").write_text("eval:\n  endpoint: {answer: x}\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"eval\.endpoint\.answer: unknown setting"):
+        load_runner_settings(ws)
