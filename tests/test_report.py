@@ -91,3 +91,16 @@ def test_terminal_table_lists_metrics_and_types(runs: tuple[Path, Path]) -> None
     text = console.export_text()
     assert "recall@5" in text and "factual" in text and "baseline" in text
     assert f"{poor.summary.overall['mrr']:.3f}" in text
+
+
+def test_multi_passage_rule_reads_the_per_type_values() -> None:
+    s = RunSummary(
+        run_id="r",
+        overall={"recall@5": 0.8},
+        by_type={"factual": {"recall@5": 0.95}, "multi_hop": {"recall@5": 0.4}, "comparison": {"recall@5": 0.75}},
+    )
+    found = {d.rule: d for d in diagnose(s)}
+    assert "multi_hop 0.40" in found["multi-passage-retrieval"].finding
+    assert "comparison" not in found["multi-passage-retrieval"].finding  # 0.75 is within 0.2 of 0.8
+    s.by_type["multi_hop"]["recall@5"] = 0.7
+    assert "multi-passage-retrieval" not in {d.rule for d in diagnose(s)}

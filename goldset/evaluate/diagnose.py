@@ -182,6 +182,27 @@ def _errors(v: list[float], s: RunSummary) -> Diagnosis | None:
     return None
 
 
+@rule("multi-passage-retrieval", RECALL)
+def _multi_passage(v: list[float], s: RunSummary) -> Diagnosis | None:
+    """Questions that need two passages (multi_hop, comparison) find far less evidence than the rest."""
+    (recall,) = v
+    name = next((n for n in RECALL if n in s.overall), None)
+    lagging = {
+        t: s.by_type[t][name]
+        for t in ("multi_hop", "comparison")
+        if name and name in s.by_type.get(t, {}) and s.by_type[t][name] < recall - 0.2
+    }
+    if not lagging:
+        return None
+    worst = ", ".join(f"{t} {x:.2f}" for t, x in sorted(lagging.items()))
+    return Diagnosis(
+        "multi-passage-retrieval",
+        f"questions needing several passages lag behind ({worst} vs {recall:.2f} overall)",
+        "retrieval brings back one relevant passage but not the second one",
+        "retrieve more contexts (larger k), decompose the question into sub-queries, or add a reranker",
+    )
+
+
 @rule("everything-low", RECALL, PRECISION, ANSWER)
 def _everything_low(v: list[float], s: RunSummary) -> Diagnosis | None:
     if all(x < VERY_LOW for x in v):
