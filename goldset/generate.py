@@ -26,6 +26,7 @@ own call (and a resumed run selects the same chunks as an uninterrupted one).
 from __future__ import annotations
 
 import asyncio
+import copy
 import fnmatch
 import math
 import random
@@ -143,6 +144,20 @@ class GeneratedPair(BaseModel):
 
 class GeneratedPairs(BaseModel):
     pairs: list[GeneratedPair] = Field(default_factory=list)
+
+    @classmethod
+    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        """Cached: the LLM client asks for the schema on every call (cache key and response format), and
+        pydantic rebuilds it each time (~2 ms of event-loop time per call, a fifth of the throughput at 80
+        calls/s). A deep copy is returned so no caller can alter the cached one."""
+        key = (args, tuple(sorted(kwargs.items())))
+        cached = _SCHEMA_CACHE.get(key)
+        if cached is None:
+            cached = _SCHEMA_CACHE[key] = super().model_json_schema(*args, **kwargs)
+        return copy.deepcopy(cached)
+
+
+_SCHEMA_CACHE: dict[Any, dict[str, Any]] = {}
 
 
 # ------------------------------------------------------------------------------------------------ records

@@ -1,0 +1,183 @@
+"""Generation throughput: every chunk of the FastAPI docs against the fake server (200 ms per call, 16 in flight).
+
+Figures: calls/s against the ideal (concurrency / latency = 80 calls/s; target ≥ 90%), LLM calls per candidate
+pair (target ≤ 0.5 with 3 pairs per call), peak memory, and the wall time of an unchanged re-run (all cache
+hits). The fake server runs in its own process, as a real endpoint would, so its threads do not compete with
+the client for the GIL. Results go to the ``## generate`` section of benchmarks/RESULTS.md.
+
+    .venv/bin/python benchmarks/bench_generate.py [--kb PATH] [--latency 0.2] [--concurrency 16]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import resource
+import sys
+import tempfile
+import time
+import urllib.request
+from datetime import UTC, datetime
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from goldset.config import Workspace  # noqa: E402
+from goldset.generate import generate  # noqa: E402
+from goldset.kb import ingest  # noqa: E402
+from goldset.workspace import init_workspace  # noqa: E402
+from tests.fake_openai import FakeOpenAI, start_subprocess  # noqa: E402
+
+KB = ROOT.parent / "shared" / "kb" / "fastapi-en-0.141.1"
+RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
+SECTION = "## generate"
+
+
+def machine() -> str:
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return f"{os.cpu_count()} CPUs (nproc), {cpu}, Python {platform.python_version()}; {now}"
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: kilobytes
+
+
+def server_stats(base_url: str) -> dict:
+    with urllib.request.urlopen(base_url.removesuffix("/v1") + "/_fake/stats", timeout=10) as resp:
+        return json.load(resp)
+
+
+def steady_rate(arrivals: list[float]) -> float:
+    """Calls/s between the 10th and 90th percentile of arrival times: the rate once every worker is busy."""
+    arrivals = sorted(arrivals)
+    lo, hi = int(0.1 * len(arrivals)), int(0.9 * len(arrivals))
+    span = arrivals[hi] - arrivals[lo]
+    return (hi - lo) / span if span > 0 else 0.0
+
+
+def raw_sdk_ceiling(base_url: str, n: int, concurrency: int) -> tuple[float, float]:
+    """The bare openai SDK against the same server: (calls/s, slowest round trip). What no client can beat here."""
+    import asyncio
+
+    from openai import AsyncOpenAI
+
+    async def run() -> tuple[float, float]:
+        client = AsyncOpenAI(api_key=FakeOpenAI.DEFAULT_KEY, base_url=base_url, max_retries=3)
+        sem = asyncio.Semaphore(concurrency)
+        slowest = 0.0
+
+        async def one(i: int) -> None:
+            nonlocal slowest
+            async with sem:
+                t = time.perf_counter()
+                await client.chat.completions.create(model="m", messages=[{"role": "user", "content": f"ping {i}"}])
+                slowest = max(slowest, time.perf_counter() - t)
+
+        t0 = time.perf_counter()
+        await asyncio.gather(*(one(i) for i in range(n)))
+        rate = n / (time.perf_counter() - t0)
+        await client.close()
+        return rate, slowest
+
+    return asyncio.run(run())
+
+
+def write_section(body: str) -> None:
+    """Replace (or append) this benchmark's own section; other sections are left exactly as they are."""
+    text = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
+    pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |\Z)", re.DOTALL | re.MULTILINE)
+    block = f"{SECTION}\n{body.rstrip()}\n\n"
+    if pattern.search(text):
+        text = pattern.sub(lambda _m: block, text, count=1)
+    else:
+        text = text.rstrip() + "\n\n" + block
+    RESULTS.write_text(text.rstrip() + "\n", encoding="utf-8")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--kb", type=Path, default=KB)
+    parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--no-write", action="store_true", help="Print only; leave RESULTS.md alone.")
+    args = parser.parse_args()
+    if not args.kb.is_dir():
+        print(f"{args.kb}: knowledge base not found", file=sys.stderr)
+        return 1
+
+    server, base_url = start_subprocess({"qa_pairs": "tests.responders:qa_responder"}, latency_s=args.latency)
+    try:
+        os.environ.update(OPENAI_BASE_URL=base_url, OPENAI_API_KEY=FakeOpenAI.DEFAULT_KEY, GOLDSET_MODEL="fake-model")
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp) / "ws"
+            init_workspace(root, dvc=False)
+            ws = Workspace(root.resolve())
+            t0 = time.perf_counter()
+            kb = ingest(args.kb, ws)
+            ingest_s = time.perf_counter() - t0
+            rss_before = peak_rss_mb()
+
+            t0 = time.perf_counter()
+            first = generate(ws, concurrency=args.concurrency)
+            wall = time.perf_counter() - t0
+            rss_after = peak_rss_mb()
+            steady = steady_rate(server_stats(base_url)["arrivals"])
+
+            t0 = time.perf_counter()
+            rerun = generate(ws, concurrency=args.concurrency, all_chunks=True)
+            rerun_s = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            noop = generate(ws, concurrency=args.concurrency)
+            noop_s = time.perf_counter() - t0
+            n_chunks = len(kb.chunks)
+        sdk_rate, sdk_slowest = raw_sdk_ceiling(base_url, first.calls, args.concurrency)
+    finally:
+        server.kill()
+        server.wait(timeout=10)
+
+    ideal = args.concurrency / args.latency
+    calls_per_s = first.calls / first.seconds if first.seconds else 0.0
+    pairs = first.pairs_kept + first.pairs_rejected
+    calls_per_pair = first.calls / first.pairs_kept if first.pairs_kept else float("inf")
+    lines = [
+        f"Machine: {machine()}. Script: `benchmarks/bench_generate.py`.",
+        "",
+        f"KB `{args.kb.name}`: {n_chunks} chunks (ingest {ingest_s:.1f} s), {first.chunks} asked about "
+        f"({first.skipped_small} under generate.min_tokens); fake server in its own process, "
+        f"{args.latency * 1000:.0f} ms per call, concurrency {args.concurrency}, 3 pairs per call.",
+        "",
+        "| figure | value | target |",
+        "|---|---|---|",
+        f"| calls/s (generation wall time incl. planning and writes) | {calls_per_s:.1f} "
+        f"({calls_per_s / ideal:.0%} of ideal {ideal:.0f}) | ≥ 90% |",
+        f"| calls/s, steady state (10th-90th percentile of server arrivals) | {steady:.1f} ({steady / ideal:.0%}) | |",
+        f"| reference: bare openai SDK, same server, same calls and concurrency | {sdk_rate:.1f} "
+        f"({sdk_rate / ideal:.0%}; slowest round trip {sdk_slowest:.2f} s) | |",
+        f"| calls (whole run, wall {wall:.1f} s) | {first.calls} ({first.failed_calls} failed) | |",
+        f"| pairs | {pairs} ({first.pairs_kept} kept, {first.pairs_rejected} rejected) | |",
+        f"| LLM calls per kept candidate pair | {calls_per_pair:.2f} | ≤ 0.5 |",
+        f"| peak RSS (process, after ingest → after generation) | {rss_before:.0f} MB → {rss_after:.0f} MB | |",
+        f"| unchanged re-run, `--all` ({rerun.cache_hits} cache hits, {rerun.calls} calls) | {rerun_s:.2f} s | |",
+        f"| unchanged re-run, default selection ({noop.chunks} chunks to do) | {noop_s:.2f} s | |",
+    ]
+    body = "\n".join(lines)
+    print(body)
+    if not args.no_write:
+        write_section(body)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
