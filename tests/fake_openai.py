@@ -79,6 +79,7 @@ class Fault:
     retry_after: float = 0.2
     delay: float = 2.0
     reset: str = "0.3s"
+    message: str | None = None  # replaces the error message of an HTTP error fault
 
     def __post_init__(self) -> None:
         if self.kind not in FAULT_KINDS:
@@ -245,7 +246,8 @@ class FakeOpenAI:
             return 500, _error("The server had an error while processing your request.", "server_error"), extra
         if kind == "400":  # echoes the caller's credentials, as some proxies do: the client must redact them
             auth = headers.get("authorization", "")
-            return 400, _error(f"Bad request: malformed (sent with Authorization: {auth})", "invalid_request"), extra
+            text = fault.message or f"Bad request: malformed (sent with Authorization: {auth})"
+            return 400, _error(text, "invalid_request"), extra
         model = body.get("model")
         if kind == "404" or (self.known_models is not None and model not in self.known_models):
             return 404, _error(f"The model `{model}` does not exist.", "model_not_found"), extra

@@ -364,3 +364,23 @@ def test_embeddings_batched_cached_and_model_required(fake_llm: FakeOpenAI, monk
     again, stats = run(go())
     assert again == vectors and stats.calls == 0 and stats.cache_hits == 3
     assert fake_llm.embedding_calls == 2
+
+
+def test_a_format_400_that_no_mode_fixes_does_not_downgrade_the_client(fake_llm: FakeOpenAI) -> None:
+    fake_llm.add_responder("answer", answer_responder)
+    fake_llm.inject(*[Fault("400", message="context too long for response_format handling")] * 3)
+    endpoint = resolve_endpoint(None, overrides=fast())
+
+    async def go() -> Any:
+        async with LLMClient(endpoint) as llm:
+            bad = await llm.complete_json(msgs("huge"), Answer, schema_name="answer")
+            mode_after = llm.mode
+            good = await llm.complete_json(msgs("small"), Answer, schema_name="answer")
+            return bad, mode_after, good
+
+    bad, mode_after, good = run(go())
+    assert not bad.ok and "HTTP 400" in (bad.error or "") and bad.attempts == 3
+    assert mode_after == "json_schema"
+    assert good.ok
+    formats = [(r.body.get("response_format") or {}).get("type") for r in fake_llm.chat_requests()]
+    assert formats == ["json_schema", "json_object", None, "json_schema"]

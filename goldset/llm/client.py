@@ -61,6 +61,7 @@ MAX_SERVER_PAUSE_S = 300.0
 #: Words in a 400 that mean "this server does not support that response_format" (→ fall back to a weaker mode).
 _FORMAT_HINTS = ("response_format", "json_schema", "json_object", "schema", "structured", "guided", "format")
 _NEXT_MODE = {"json_schema": "json_object", "json_object": "text"}
+_RANK = {"json_schema": 0, "json_object": 1, "text": 2}
 
 
 @dataclass
@@ -226,9 +227,9 @@ class LLMClient:
         attempts = 0
         repaired = False
         convo: list[dict[str, str]] = [dict(m) for m in messages]
+        mode = self.mode
         try:
             while True:
-                mode = self.mode
                 sent = convo if mode == "json_schema" else with_instruction(convo, schema_instruction(schema))
                 estimate = estimate_tokens(sent) + (params["max_tokens"] or DEFAULT_COMPLETION_ESTIMATE)
                 if attempts >= self.settings.max_attempts:
@@ -239,8 +240,15 @@ class LLMClient:
                 try:
                     content, got, headers, finish = await self._send(sent, schema, schema_name, mode, params)
                 except Exception as exc:  # classified below; anything unknown is re-raised
-                    await self._handle_error(exc, mode, attempts, estimate)
+                    if await self._handle_error(exc, mode, attempts, estimate):
+                        mode = _NEXT_MODE[mode]  # try this call in the weaker mode (not a retry)
                     continue
+                if _RANK[mode] > _RANK[self.mode]:
+                    # The weaker mode worked where the stronger one was refused: use it from now on. Deciding only
+                    # after a success keeps one odd 400 from downgrading the whole run.
+                    log.warning("%s: response_format %s is refused; using %s from now on", self.endpoint,
+                                self.mode, mode)
+                    self.mode = mode
                 if got is None:  # the server sent no usage: estimate it, and say so
                     got = Usage(
                         prompt_tokens=estimate_tokens(sent), completion_tokens=estimate_llm_tokens(content or ""),
@@ -431,8 +439,9 @@ class LLMClient:
                                  completion_tokens=0, attempts=attempts)
         return vectors
 
-    async def _handle_error(self, exc: Exception, mode: str, attempts: int, estimate: int) -> None:
-        """Decide what a failed request means: fatal (raise), fall back, retry after a wait, or fail the call."""
+    async def _handle_error(self, exc: Exception, mode: str, attempts: int, estimate: int) -> bool:
+        """Decide what a failed request means: fatal (raise), retry after a wait (False), fail the call
+        (raise :class:`_Fail`), or try a weaker structured-output mode (True)."""
         import openai
 
         if isinstance(exc, _Fail):
@@ -457,22 +466,21 @@ class LLMClient:
             if status in (400, 422) and self._auto and mode in _NEXT_MODE and (
                 any(h in detail.lower() for h in _FORMAT_HINTS)
             ):
-                self.mode = _NEXT_MODE[mode]
-                log.warning("%s rejected response_format %s (%s); falling back to %s", self.endpoint, mode,
-                            detail, self.mode)
-                return  # a fallback is not a retry: it does not spend the budget
+                log.info("%s rejected response_format %s (%s); trying %s", self.endpoint, mode, detail,
+                         _NEXT_MODE[mode])
+                return True  # a fallback is not a retry: it does not spend the budget
             if status == 429 or status >= 500 or status == 408:
                 server_wait = retry_after_seconds({k.lower(): v for k, v in exc.response.headers.items()})
                 await self._retry(f"HTTP {status}: {detail}", attempts, server_wait)
-                return
+                return False
             raise _Fail(f"HTTP {status}: {detail}")
         if isinstance(exc, TimeoutError | openai.APITimeoutError):
             await self._retry(f"timed out after {self.settings.timeout_s:g} s", attempts, None)
-            return
+            return False
         if isinstance(exc, openai.APIConnectionError):
             self.limiter.settle(estimate, 0)
             await self._retry(f"cannot connect to {self.endpoint.base_url or 'api.openai.com'}", attempts, None)
-            return
+            return False
         if isinstance(exc, openai.APIResponseValidationError | ValueError):
             raise _Fail(f"unreadable response from the server: {self._redact(str(exc))[:300]}") from None
         raise exc
