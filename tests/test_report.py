@@ -61,6 +61,8 @@ def test_svg_helpers_escape_and_scale() -> None:
     assert svg_histogram("t", []) == ""
     hist = svg_histogram("lat", [10.0, 20.0, 30.0, 40.0, 1000.0])
     assert "p50 30 ms" in hist and "1000 ms" in hist
+    tail = svg_histogram("lat", [100.0 + i for i in range(200)] + [60000.0])  # one timeout among fast answers
+    assert "(max 60000)" in tail and "p50 200 ms" in tail
 
 
 def test_rules_fire_only_on_measured_inputs() -> None:

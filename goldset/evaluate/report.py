@@ -111,21 +111,27 @@ def svg_histogram(title: str, values: list[float], *, bins: int = 20, unit: str 
     if not values:
         return ""
     xs = sorted(values)
-    lo, hi = xs[0], xs[-1]
-    span = (hi - lo) or 1.0
-    counts = [0] * bins
-    for x in xs:
-        counts[min(bins - 1, int((x - lo) / span * bins))] += 1
-    width, height, pad = 520, 180, 30
-    plot_w, plot_h = width - 2 * pad, height - 2 * pad
-    top = max(counts)
-    bw = plot_w / bins
 
     def pct(q: float) -> float:
         pos = (len(xs) - 1) * q
         f = math.floor(pos)
         c = min(f + 1, len(xs) - 1)
         return xs[f] + (xs[c] - xs[f]) * (pos - f)
+
+    lo, hi = xs[0], xs[-1]
+    # A long tail (one 60 s timeout among 200 ms answers) would squash every other bar into the first bin:
+    # beyond twice the p99 the last bin collects the tail instead.
+    clipped = hi > 2 * pct(0.99) > lo
+    if clipped:
+        hi = 2 * pct(0.99)
+    span = (hi - lo) or 1.0
+    counts = [0] * bins
+    for x in xs:
+        counts[max(0, min(bins - 1, int((x - lo) / span * bins)))] += 1
+    width, height, pad = 520, 180, 30
+    plot_w, plot_h = width - 2 * pad, height - 2 * pad
+    top = max(counts)
+    bw = plot_w / bins
 
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
@@ -138,16 +144,21 @@ def svg_histogram(title: str, values: list[float], *, bins: int = 20, unit: str 
             f'<rect x="{x:.1f}" y="{pad + plot_h - h:.1f}" width="{bw - 1:.1f}" height="{h:.1f}" fill="#3b6ea5">'
             f"<title>{lo + i * span / bins:.0f}–{lo + (i + 1) * span / bins:.0f} {unit}: {c}</title></rect>"
         )
-    for q, color in ((0.5, "#4c9a6a"), (0.95, "#b04a5a")):
+    for q, color, dy in ((0.5, "#4c9a6a", 10), (0.95, "#b04a5a", 24)):
         v = pct(q)
-        x = pad + (v - lo) / span * plot_w
+        x = pad + min(1.0, (v - lo) / span) * plot_w
+        anchor = "end" if x > width - 120 else "start"
+        tx = x - 3 if anchor == "end" else x + 3
         parts.append(
             f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{pad}" y2="{pad + plot_h}" stroke="{color}" stroke-dasharray="4 3"/>'
-            f'<text x="{x + 3:.1f}" y="{pad + 10}" font-size="11" fill="{color}">p{int(q * 100)} {v:.0f} {unit}</text>'
+            f'<text x="{tx:.1f}" y="{pad + dy}" font-size="11" fill="{color}" text-anchor="{anchor}">'
+            f"p{int(q * 100)} {v:.0f} {unit}</text>"
         )
+    right = f"≥ {hi:.0f} {unit} (max {xs[-1]:.0f})" if clipped else f"{hi:.0f} {unit}"
     parts.append(
         f'<text x="{pad}" y="{height - 8}" font-size="11">{lo:.0f} {unit}</text>'
-        f'<text x="{width - pad}" y="{height - 8}" font-size="11" text-anchor="end">{hi:.0f} {unit}</text></svg>'
+        f'<text x="{width - pad}" y="{height - 8}" font-size="11" text-anchor="end">'
+        f"{right}</text></svg>"
     )
     return "".join(parts)
 
