@@ -384,3 +384,47 @@ def test_a_format_400_that_no_mode_fixes_does_not_downgrade_the_client(fake_llm:
     assert good.ok
     formats = [(r.body.get("response_format") or {}).get("type") for r in fake_llm.chat_requests()]
     assert formats == ["json_schema", "json_object", None, "json_schema"]
+
+
+def test_backoff_is_exponential_with_jitter_and_capped(fake_llm: FakeOpenAI) -> None:
+    """The injected sleep records the waits (and returns at once), so default-sized backoffs cost no time."""
+    import random
+
+    fake_llm.add_responder("answer", answer_responder)
+    fake_llm.inject("500", "timeout", "500", "500", "500")
+    endpoint = resolve_endpoint(None, overrides={"backoff_base_s": 1.0, "backoff_max_s": 5.0, "timeout_s": 0.3})
+    waits: list[float] = []
+
+    async def record(seconds: float) -> None:
+        waits.append(seconds)
+
+    async def go() -> Any:
+        async with LLMClient(endpoint, sleep=record, rng=random.Random(7)) as llm:
+            return await llm.complete_json(msgs("q"), Answer, schema_name="answer")
+
+    result = run(go())
+    assert result.ok and result.attempts == 6
+    assert len(waits) == 5
+    for n, wait in enumerate(waits, start=1):
+        ceiling = min(5.0, 1.0 * 2 ** (n - 1))
+        assert ceiling / 2 <= wait <= ceiling, (n, wait)
+    assert len(set(waits)) == 5  # jittered, not a fixed schedule
+
+
+def test_unreachable_server_fails_the_call_after_retries(no_llm_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
+    monkeypatch.setenv("GOLDSET_MODEL", "m")
+    endpoint = resolve_endpoint(None, overrides=fast(max_attempts=3))
+
+    async def go() -> Any:
+        async with LLMClient(endpoint) as llm:
+            return await llm.complete_json(msgs("q"), Answer, schema_name="answer"), llm.stats
+
+    result, stats = run(go())
+    assert not result.ok and "cannot connect" in (result.error or "") and str(port) in (result.error or "")
+    assert result.attempts == 3 and stats.retries == 2
