@@ -25,14 +25,17 @@ How matches become per-rank relevance (each unit counts once, at the first rank 
 counts once at its rank) is defined in :mod:`goldset.evaluate.metrics.retrieval`. Context recall also counts a
 quote as covered when pieces of it in several contexts together hold ``need`` of its tokens.
 
-Performance: every context text is tokenised once per :class:`Matcher` (cached by text: real systems retrieve
-from a fixed index, so the same chunk texts recur); a (context, quote) comparison is at most four substring
-searches in C, never a token-by-token alignment.
+Performance: before tokenising a context, a cheap necessary check runs on its case-folded text (the quote's
+longest tokens must occur in it), so most non-matching contexts are never tokenised; tokenised contexts are cached
+by text (real systems retrieve from a fixed index, so the same chunk texts recur). A (context, quote) comparison is
+then at most five substring searches in C, never a token-by-token alignment. A context more than twice as long as
+the quote (in characters, + 32) is never taken to lie *inside* it.
 """
 
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -70,8 +73,12 @@ class EvidenceUnit:
     need: int = 0  # tokens a partial match must hold (0 = whole quote only)
     head: str = ""  # canonical first `need` tokens
     tail: str = ""  # canonical last `need` tokens
-    head_min: str = ""  # canonical first `min_tokens` tokens: cheap pre-check, and the smallest piece counted
+    head_min: str = ""  # canonical first `min_tokens` tokens: the smallest piece counted
     tail_min: str = ""
+    head_anchors: tuple[str, ...] = ()  # tokens any context holding the head (or whole quote) must contain
+    tail_anchors: tuple[str, ...] = ()
+    max_inside_chars: int = 0  # a longer context text cannot lie inside the quote
+    blocks: tuple[tuple[str, ...], ...] = ()  # a context inside the quote holds all tokens of one of these
 
     @property
     def n_tokens(self) -> int:
@@ -82,8 +89,44 @@ def _pad(tokens: Sequence[str]) -> str:
     return f" {' '.join(tokens)} "
 
 
+def _anchors(tokens: Sequence[str]) -> tuple[str, ...]:
+    """The distinct tokens, longest first: a context holding the tokens holds each of them in its folded text.
+
+    All are checked (the check stops at the first one missing, usually a long and so selective word), because
+    single CJK characters are weak on their own: eight of them together are not.
+    """
+    return tuple(sorted(set(tokens), key=lambda t: (-len(t), t)))
+
+
+def _blocks(tokens: Sequence[str], size: int) -> tuple[tuple[str, ...], ...]:
+    """Anchors of consecutive blocks of ``size`` tokens: a run of >= 2 × size quote tokens holds a whole block."""
+    return tuple(_anchors(tokens[i : i + size]) for i in range(0, len(tokens) - size + 1, size))
+
+
+class _View:
+    """One context, tokenised only if a cheap check on its folded text says it could match (lazy, cached)."""
+
+    __slots__ = ("_c", "_folded", "matcher", "text")
+
+    def __init__(self, matcher: Matcher, text: str) -> None:
+        self.matcher = matcher
+        self.text = text
+        self._folded: str | None = None
+        self._c: tuple[str, int] | None = None
+
+    def folded(self) -> str:
+        if self._folded is None:
+            self._folded = self.matcher.fold(self.text)
+        return self._folded
+
+    def canon(self) -> tuple[str, int]:
+        if self._c is None:
+            self._c = self.matcher.canon(self.text)
+        return self._c
+
+
 class Matcher:
-    """Decides which contexts match which evidence units. Holds a cache: reuse one matcher for a whole run."""
+    """Decides which contexts match which evidence units. Holds caches: reuse one matcher for a whole run."""
 
     def __init__(self, mode: str = "auto", min_share: float = 0.5, min_tokens: int = 8) -> None:
         if mode not in MODES:
@@ -94,6 +137,7 @@ class Matcher:
         self.min_share = min_share
         self.min_tokens = min_tokens
         self._cache: dict[str, tuple[str, int]] = {}
+        self._folds: dict[str, str] = {}
 
     @classmethod
     def from_settings(cls, settings: EvalSettings) -> Matcher:
@@ -132,10 +176,13 @@ class Matcher:
                     EvidenceUnit(
                         key, chunk_ids, doc_ids, tokens, _pad(tokens), need,
                         _pad(tokens[:need]), _pad(tokens[-need:]), _pad(tokens[:m]), _pad(tokens[-m:]),
+                        _anchors(tokens[:m]), _anchors(tokens[-m:]), 2 * max(len(e.quote) for e in es) + 32,
+                        _blocks(tokens, max(1, m // 2)),
                     )
                 )  # fmt: skip
             else:
-                out.append(EvidenceUnit(key, chunk_ids, doc_ids, tokens, _pad(tokens)))
+                anchors = _anchors(tokens)
+                out.append(EvidenceUnit(key, chunk_ids, doc_ids, tokens, _pad(tokens), head_anchors=anchors))
         return out
 
     # -- contexts ----------------------------------------------------------------------------------------------
@@ -151,46 +198,64 @@ class Matcher:
             self._cache[text] = hit
         return hit
 
-    def _text_match(self, c: str, cn: int, u: EvidenceUnit) -> tuple[bool, bool]:
+    def fold(self, text: str) -> str:
+        """NFKC + case-fold, the form :func:`goldset.text.normalize` tokenises (every token is a substring)."""
+        hit = self._folds.get(text)
+        if hit is None:
+            if len(self._folds) >= _CACHE_LIMIT:
+                self._folds.clear()
+            key = text
+            if not (text.isascii() or unicodedata.is_normalized("NFKC", text)):  # the quick check is ~40x cheaper
+                text = unicodedata.normalize("NFKC", text)
+            hit = text.casefold()
+            self._folds[key] = hit
+        return hit
+
+    def _text_match(self, v: _View, u: EvidenceUnit) -> tuple[bool, bool]:
         """(matches, holds a countable piece): the second is for context recall's union of pieces."""
-        if not u.padded or not c:
+        if not u.padded or not v.text:
             return False, False
-        if u.padded in c:
-            return True, True
-        if not u.need:
+        f = v.folded()
+        head_ok = all(map(f.__contains__, u.head_anchors))
+        if not u.need:  # short quote: whole or nothing
+            return (head_ok and u.padded in v.canon()[0]), False
+        tail_ok = all(map(f.__contains__, u.tail_anchors))
+        inside_ok = len(v.text) <= u.max_inside_chars and any(all(map(f.__contains__, b)) for b in u.blocks)
+        if not (head_ok or tail_ok or inside_ok):
             return False, False
-        pre = u.head_min in c
-        if pre and u.head in c:
+        c, cn = v.canon()
+        if not c:
+            return False, False
+        pre = head_ok and u.head_min in c
+        if pre and u.head in c:  # (the whole quote holds its head too)
             return True, True
-        suf = u.tail_min in c
+        suf = tail_ok and u.tail_min in c
         if suf and u.tail in c:
             return True, True
-        inside = self.min_tokens <= cn < u.n_tokens and c in u.padded
+        inside = inside_ok and self.min_tokens <= cn < u.n_tokens and c in u.padded
         if inside and cn >= u.need:
             return True, True
         return False, pre or suf or inside
 
     def matches(self, context: RetrievedContext, unit: EvidenceUnit) -> bool:
         """Whether one context matches one unit (see the module docstring)."""
-        return self._match(context, unit, *self._context_canon(context))[0]
+        return self._match(context, unit, _View(self, self._text_of(context)))[0]
 
-    def _context_canon(self, context: RetrievedContext) -> tuple[str, int]:
-        if self.mode in ("chunk_id", "doc_id") or not context.text:
-            return "", 0
-        return self.canon(context.text)
+    def _text_of(self, context: RetrievedContext) -> str:
+        return "" if self.mode in ("chunk_id", "doc_id") else context.text
 
-    def _match(self, ctx: RetrievedContext, u: EvidenceUnit, c: str, cn: int) -> tuple[bool, bool]:
+    def _match(self, ctx: RetrievedContext, u: EvidenceUnit, v: _View) -> tuple[bool, bool]:
         mode = self.mode
         if mode == "chunk_id":
             return ctx.chunk_id is not None and ctx.chunk_id == u.key, False
         if mode == "doc_id":
             return ctx.doc_id is not None and ctx.doc_id == u.key, False
-        hit, piece = self._text_match(c, cn, u)
+        hit, piece = self._text_match(v, u)
         if hit or mode == "text":
             return hit, piece
         if ctx.chunk_id is not None and ctx.chunk_id in u.chunk_ids:
             return True, True
-        if not c and ctx.chunk_id is None and ctx.doc_id is not None and ctx.doc_id in u.doc_ids:
+        if ctx.chunk_id is None and ctx.doc_id is not None and ctx.doc_id in u.doc_ids and not v.canon()[0]:
             return True, True
         return False, piece
 
@@ -210,11 +275,11 @@ class Matcher:
         new_units: list[int] = []
         matched: list[int] = []
         for ctx in contexts:
-            c, cn = self._context_canon(ctx)
+            view = _View(self, self._text_of(ctx))
             any_hit = False
             new = 0
             for j, u in enumerate(units):
-                hit, piece = self._match(ctx, u, c, cn)
+                hit, piece = self._match(ctx, u, view)
                 if hit:
                     any_hit = True
                     if not found[j]:
@@ -223,7 +288,7 @@ class Matcher:
                 elif piece:
                     if pieces is None:
                         pieces = [[] for _ in range(n_units)]
-                    pieces[j].append(c)
+                    pieces[j].append(view.canon()[0])
             rel.append(1 if new else 0)
             new_units.append(new)
             matched.append(1 if any_hit else 0)
