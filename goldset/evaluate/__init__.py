@@ -123,7 +123,7 @@ def evaluate(
     from goldset.evaluate.scoring import MISSING, score_run, summarize
     from goldset.schema import RunMeta
 
-    given = [name for name, v in (("--run", run_file), ("--target", target), ("--endpoint", endpoint)) if v]
+    given = [n for n, v in (("--run", run_file), ("--target", target), ("--endpoint", endpoint)) if v is not None]
     if len(given) != 1:
         what = "none" if not given else " and ".join(given)
         raise UsageError(f"give exactly one of --run FILE, --target MODULE:FUNCTION or --endpoint URL (got {what})")
