@@ -110,3 +110,14 @@ def test_compare_refuses_runs_of_different_datasets(ws: Path) -> None:
     assert result.exit_code == 1 and "scored against different datasets" in result.output
     missing = runner.invoke(app, ["report", "runs/nope"])
     assert missing.exit_code == 1 and "no such run" in missing.output
+
+
+def test_runs_dir_from_config_and_existing_out_is_kept(ws: Path) -> None:
+    (ws / "goldset.yaml").write_text("eval:\n  runs_dir: results/runs\n", encoding="utf-8")
+    assert runner.invoke(app, ["eval", "--run", "good.jsonl"]).exit_code == 0
+    written = list((ws / "results" / "runs").iterdir())
+    assert len(written) == 1 and (written[0] / "summary.json").is_file()
+    before = (written[0] / "summary.json").read_bytes()
+    again = runner.invoke(app, ["eval", "--run", "poor.jsonl", "--out", str(written[0])])
+    assert again.exit_code == 1 and "already exists" in again.output
+    assert (written[0] / "summary.json").read_bytes() == before  # nothing overwritten
