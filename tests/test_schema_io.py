@@ -125,3 +125,12 @@ def test_dataset_folder_keeps_only_cited_chunks_and_hashes_files(tmp_path: Path)
 def test_read_dataset_on_a_folder_without_pairs_says_what_is_missing(tmp_path: Path) -> None:
     with pytest.raises(InputError, match=r"no pairs\.jsonl"):
         read_dataset(tmp_path)
+
+
+def test_atomic_write_gives_normal_permissions_and_keeps_existing_ones(tmp_path: Path) -> None:
+    new = tmp_path / "new.txt"
+    atomic_write_text(new, "x")
+    assert new.stat().st_mode & 0o644 == 0o644, "a new data file must be readable by others, not 0600"
+    new.chmod(0o640)
+    atomic_write_text(new, "y")
+    assert new.stat().st_mode & 0o777 == 0o640
