@@ -60,6 +60,13 @@ _EXPORTS: dict[str, str] = {
     "read_run": "goldset.evaluate.runs",
     "compare_runs": "goldset.evaluate.compare",
     "write_report": "goldset.evaluate.report",
+    # evaluation metrics, relevance matcher, scoring
+    "EvalSettings": "goldset.evaluate.settings",
+    "Matcher": "goldset.evaluate.matcher",
+    "score_sample": "goldset.evaluate.scoring",
+    "score_run": "goldset.evaluate.scoring",
+    "summarize": "goldset.evaluate.scoring",
+    "list_metrics": "goldset.evaluate.metrics",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]
