@@ -165,6 +165,11 @@ def evaluate(
                 f"(hash {baseline.meta.manifest_hash}, this one {fingerprint}); re-run the baseline on this version"
             )
 
+    if out_dir is not None and Path(out_dir).exists():
+        from goldset.errors import InputError
+
+        raise InputError(f"{out_dir}: run folder already exists; choose another --out or remove it")
+
     by_id = {p.id: p for p in pairs}
     if run_file is not None:
         run = sources.read_run_file(Path(run_file), data, fingerprint=fingerprint)
