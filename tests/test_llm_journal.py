@@ -123,3 +123,13 @@ def test_kill_9_resume_repeats_no_committed_call(tmp_path: Path) -> None:
 
         again = subprocess.run(cmd, env=env, cwd=tmp_path, stdout=subprocess.PIPE, text=True, timeout=60, check=True)
         assert again.stdout.split() == [str(n), str(n), "0"]  # an unchanged re-run makes zero calls
+
+
+def test_journal_errors_are_one_line_workspace_errors(tmp_path: Path) -> None:
+    path = tmp_path / "calls.sqlite"
+    journal = CallJournal(path)
+    journal.put("k", model="m", schema_name="s", reply={}, prompt_tokens=1, completion_tokens=1)
+    journal.close()
+    with pytest.raises(WorkspaceError) as err:  # SQLite refuses a closed database: not a raw sqlite3 error
+        journal.put("k2", model="m", schema_name="s", reply={}, prompt_tokens=1, completion_tokens=1)
+    assert "calls.sqlite" in str(err.value) and "\n" not in str(err.value)

@@ -228,12 +228,13 @@ class LLMClient:
         repaired = False
         convo: list[dict[str, str]] = [dict(m) for m in messages]
         mode = self.mode
+        last_reason = ""
         try:
             while True:
                 sent = convo if mode == "json_schema" else with_instruction(convo, schema_instruction(schema))
                 estimate = estimate_tokens(sent) + (params["max_tokens"] or DEFAULT_COMPLETION_ESTIMATE)
                 if attempts >= self.settings.max_attempts:
-                    raise _Fail(f"gave up after {attempts} attempts")
+                    raise _Fail(f"{last_reason}; gave up after {attempts} attempts (max_attempts)")
                 await self.limiter.acquire(estimate)
                 attempts += 1
                 self.stats.calls += 1
@@ -241,6 +242,7 @@ class LLMClient:
                     content, got, headers, finish = await self._send(sent, schema, schema_name, mode, params)
                 except Exception as exc:  # classified below; anything unknown is re-raised
                     if await self._handle_error(exc, mode, attempts, estimate):
+                        last_reason = f"the server refused response_format {mode}"
                         mode = _NEXT_MODE[mode]  # try this call in the weaker mode (not a retry)
                     continue
                 if _RANK[mode] > _RANK[self.mode]:
@@ -269,6 +271,7 @@ class LLMClient:
                     if repaired:
                         raise _Fail(f"{reason}; still invalid after one repair attempt") from None
                     repaired = True
+                    last_reason = reason
                     self.stats.repairs += 1
                     log.info("%s: invalid reply for %s, asking for a repair: %s", self.endpoint, schema_name, reason)
                     convo = [
@@ -285,7 +288,8 @@ class LLMClient:
         except _Fail as fail:
             reason = self._redact(str(fail))
             self.stats.failures += 1
-            log.warning("%s: %s call failed: %s", self.endpoint, schema_name, reason)
+            # info, not warning: the caller reports failed calls (a warning would print over its progress display)
+            log.info("%s: %s call failed: %s", self.endpoint, schema_name, reason)
             if self.journal is not None:
                 self.journal.put_failure(
                     key, model=self.endpoint.model, schema_name=schema_name, error=reason,
@@ -419,7 +423,7 @@ class LLMClient:
         except _Fail as fail:
             reason = self._redact(str(fail))
             self.stats.failures += 1
-            log.warning("%s: embeddings failed: %s", self.endpoint, reason)
+            log.info("%s: embeddings failed: %s", self.endpoint, reason)
             if self.journal is not None:
                 for key in keys:
                     self.journal.put_failure(key, model=model, schema_name="embedding", error=reason,

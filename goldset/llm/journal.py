@@ -13,11 +13,12 @@ the key is not part of anything written here, and error text is redacted before 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -121,9 +122,20 @@ class CallJournal:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    @contextlib.contextmanager
+    def _errors(self) -> Iterator[None]:
+        """SQLite failures (disk full, read-only, locked for 30 s) become a one-line WorkspaceError."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise WorkspaceError(
+                f"{self.path}: cannot use the LLM call journal ({exc}); check disk space and permissions, or "
+                "delete the file to start a fresh cache"
+            ) from None
+
     def get(self, key: str) -> JournalEntry | None:
         """The successful call stored under ``key``, or ``None``. Failures are never returned."""
-        with self._lock:
+        with self._lock, self._errors():
             row = self._db.execute(
                 "SELECT key, model, schema_name, reply, prompt_tokens, completion_tokens, usage_estimated, "
                 "cost_usd, attempts, created FROM calls WHERE key = ?",
@@ -152,7 +164,7 @@ class CallJournal:
         request: Mapping[str, Any] | None = None,
     ) -> None:
         """Store a successful call; committed when this returns."""
-        with self._lock:
+        with self._lock, self._errors():
             self._db.execute(
                 "INSERT OR REPLACE INTO calls(key, model, schema_name, reply, prompt_tokens, completion_tokens, "
                 "usage_estimated, cost_usd, attempts, request, created) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
@@ -175,7 +187,7 @@ class CallJournal:
         attempts: int = 1,
     ) -> None:
         """Record a failed call (for the record only; a later run tries it again)."""
-        with self._lock:
+        with self._lock, self._errors():
             self._db.execute(
                 "INSERT INTO failures(key, model, schema_name, error, prompt_tokens, completion_tokens, attempts, "
                 "created) VALUES (?,?,?,?,?,?,?,?)",
