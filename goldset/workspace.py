@@ -69,6 +69,7 @@ def _ensure_gitignore(root: Path, report: InitReport) -> None:
 
 def _ensure_dvc(root: Path, git_root: Path, remote: str, report: InitReport) -> None:
     """dvc init (``--subdir`` inside a larger repo), analytics off, autostage on, a local default remote."""
+    from dvc.exceptions import DvcException
     from dvc.repo import Repo
 
     if not (root / ".dvc").is_dir():
@@ -77,6 +78,8 @@ def _ensure_dvc(root: Path, git_root: Path, remote: str, report: InitReport) -> 
         dvc_logger.setLevel(logging.WARNING)  # DVC logs its own "Initialized DVC repository" banner
         try:
             Repo.init(str(root), subdir=root != git_root).close()
+        except DvcException as exc:
+            raise WorkspaceError(f"{root}: `dvc init` failed: {str(exc).splitlines()[0]}") from None
         finally:
             dvc_logger.setLevel(level)
         report.actions.append("initialised DVC" + (" (--subdir)" if root != git_root else ""))
@@ -121,6 +124,10 @@ def init_workspace(path: Path, *, dvc: bool = True) -> InitReport:
     _copy_missing(defaults_dir("labeling"), root / "labeling", report, "labeling")
     _ensure_gitignore(root, report)
     git_root = git_toplevel(root)
+    if git_root is not None and git_root != root and _git(git_root, "check-ignore", "-q", str(root)).returncode == 0:
+        # The folder is ignored by the enclosing repository (e.g. a scratch workspace inside a project):
+        # it gets a repository of its own, since neither git nor DVC could track anything there.
+        git_root = None
     if git_root is None:
         res = _git(root, "init", "-q")
         if res.returncode != 0:

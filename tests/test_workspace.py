@@ -73,3 +73,12 @@ def test_status_of_a_fresh_workspace(tmp_path: Path) -> None:
     init_workspace(root, dvc=False)
     st = workspace_status(root)
     assert st.kb_snapshot_id is None and st.pairs_by_status == {} and st.last_release is None
+
+
+def test_init_in_a_folder_ignored_by_the_enclosing_repo_makes_its_own_repo(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q")
+    (tmp_path / ".gitignore").write_text("/scratch/\n")
+    root = tmp_path / "scratch" / "ws"
+    report = init_workspace(root)
+    assert "initialised git" in report.actions
+    assert (root / ".git").is_dir() and (root / ".dvc").is_dir()
