@@ -128,3 +128,22 @@ def test_redact() -> None:
     assert key not in out and "9XYZ" not in out and "azure-key-1234567890" not in out
     assert "Incorrect API key provided" in out  # the useful part of the message survives
     assert redact("nothing secret here") == "nothing secret here"
+
+
+def test_template_example_is_valid_when_uncommented() -> None:
+    """The commented llm example in the goldset.yaml template must stay in step with the settings model."""
+    import re
+
+    import yaml
+
+    from goldset.llm import LLMSettings
+
+    template = (Path(__file__).resolve().parent.parent / "goldset" / "_templates" / "goldset.yaml").read_text()
+    block = template.split("\nllm:\n", 1)[1].split("\n\n", 1)[0]
+    lines = [re.sub(r"^  # ", "  ", line) for line in block.splitlines() if line.startswith("  # ")]
+    lines = [line for line in lines if not line.strip().startswith(("With no endpoints", "OPENAI_API_KEY (optional"))]
+    data = yaml.safe_load("\n".join(lines))
+    settings = LLMSettings.model_validate(data)
+    assert settings.generate == "gen" and settings.judge == "judge"
+    assert settings.endpoints["gen"].rpm == 500 and settings.endpoints["gen"].embedding_model
+    assert settings.prices["gpt-4o"].output_per_mtok == 10.0
