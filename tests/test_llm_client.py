@@ -428,3 +428,25 @@ def test_unreachable_server_fails_the_call_after_retries(no_llm_env: None, monke
     result, stats = run(go())
     assert not result.ok and "cannot connect" in (result.error or "") and str(port) in (result.error or "")
     assert result.attempts == 3 and stats.retries == 2
+
+
+def test_api_key_never_in_logs_even_at_debug(fake_llm: FakeOpenAI, caplog: pytest.LogCaptureFixture,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    import logging
+
+    fake_llm.add_responder("answer", answer_responder)
+    fake_llm.inject("400", "500", "malformed", "malformed", "401")
+    endpoint = resolve_endpoint(None, overrides=fast(concurrency=1))
+
+    async def go() -> None:
+        async with LLMClient(endpoint) as llm:
+            for i in range(4):
+                await llm.complete_json(msgs(f"q{i}"), Answer, schema_name="answer")
+
+    # every logger at DEBUG, the SDK's and the HTTP library's included
+    with caplog.at_level(logging.DEBUG), pytest.raises(EndpointError) as err:
+        run(go())
+    assert caplog.records, "expected log records to check"
+    assert "HTTP 400" in caplog.text and "repair" in caplog.text
+    for text in (caplog.text, str(err.value)):
+        assert fake_llm.api_key not in text and "SECRET123456" not in text
