@@ -55,8 +55,13 @@ def test_baseline_run_over_the_dataset(tmp_path: Path, monkeypatch: pytest.Monke
 
 
 def test_baseline_over_a_kb_folder_of_documents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from goldset.kb import ingest, load_chunks
+
     passages = bm25.passages_from_path(FIXTURE_KB / "en")
     assert {p.doc_id for p in passages} >= {"query-params.md", "body.md"}
+    # chunked exactly as `goldset ingest` does, so chunk ids match a dataset's evidence
+    ingest(FIXTURE_KB / "en", out_dir=tmp_path / "kb")
+    assert [p.chunk_id for p in passages] == [c.id for c in load_chunks(out_dir=tmp_path / "kb")]
     index = bm25.BM25Index(passages)
     hits = index.search("optional query parameters default value", k=3)
     assert hits and hits[0][0].doc_id == "query-params.md"
@@ -76,7 +81,7 @@ def test_module_answer_reads_its_corpus_from_the_environment(tmp_path: Path, mon
 
 def test_empty_corpus_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "kb").mkdir()
-    with pytest.raises(InputError, match="no text documents"):
+    with pytest.raises(InputError, match="no supported documents"):
         bm25.passages_from_path(tmp_path / "kb")
     with pytest.raises(InputError, match="no text to index"):
         bm25.BM25Index([bm25.Passage("   ")])

@@ -106,3 +106,16 @@ def test_multi_passage_rule_reads_the_per_type_values() -> None:
     assert "comparison" not in found["multi-passage-retrieval"].finding  # 0.75 is within 0.2 of 0.8
     s.by_type["multi_hop"]["recall@5"] = 0.7
     assert "multi-passage-retrieval" not in {d.rule for d in diagnose(s)}
+
+
+def test_terminal_table_fits_a_narrow_terminal(runs: tuple[Path, Path]) -> None:
+    from rich.console import Console
+
+    good = read_run(runs[0])
+    for width, expect in ((200, "procedural"), (70, "proc."), (50, "widen the terminal")):
+        console = Console(record=True, width=width)
+        console.print(summary_table(good.summary, width=width))
+        text = console.export_text()
+        assert expect in text
+        assert "…" not in text  # numbers and names are never cut
+        assert max(len(line) for line in text.splitlines()) <= width

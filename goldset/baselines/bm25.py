@@ -7,7 +7,7 @@ word with the question, so on unanswerable questions it behaves like a system wi
 
 Tokens come from :func:`goldset.text.tokenize` (bm25s's own tokenizer drops CJK text), passed to bm25s as lists.
 Outside ``goldset eval`` the module-level :func:`answer` reads its corpus from ``$GOLDSET_BM25_CORPUS`` (a dataset
-folder, a ``chunks.jsonl`` file, a folder holding one, or a folder of text documents).
+folder, a ``chunks.jsonl`` file, a folder holding one, or a documents folder, chunked as ``goldset ingest`` does).
 """
 
 from __future__ import annotations
@@ -25,12 +25,12 @@ from goldset.errors import InputError
 from goldset.text import tokenize
 
 if TYPE_CHECKING:
+    from goldset.config import Workspace
     from goldset.dataset import Dataset
 
 CORPUS_ENV = "GOLDSET_BM25_CORPUS"
 #: When no passage shares a term with the question the baseline refuses (in words the refusal patterns know).
 NO_HIT_ANSWER = "I cannot find this in the knowledge base."
-_TEXT_SUFFIXES = (".md", ".markdown", ".txt", ".rst", ".html", ".htm")
 _SENTENCE_RE = re.compile(r"(?<=[.!?。！？])\s*")
 
 
@@ -85,11 +85,14 @@ def passages_from_dataset(dataset: Dataset) -> list[Passage]:
     return [Passage(c.text, c.doc_id, c.id) for c in sorted(dataset.chunks.values(), key=lambda c: c.id)]
 
 
-def passages_from_path(path: str | Path) -> list[Passage]:
+def passages_from_path(path: str | Path, ws: Workspace | None = None) -> list[Passage]:
     """A corpus on disk: a dataset folder or any folder with ``chunks.jsonl`` (e.g. ``.goldset/kb``), a
-    ``chunks.jsonl`` file, or a folder of text documents (split at blank lines, one passage per paragraph block
-    of up to ~200 tokens; ids are the file path and the block number)."""
+    ``chunks.jsonl`` file, or a folder of documents, chunked by goldset's own ingestion (with the workspace's
+    ``kb`` settings) so the baseline's chunk ids are the ones the dataset's evidence cites."""
+    import tempfile
+
     from goldset.io import read_jsonl
+    from goldset.kb import ingest, load_chunks
     from goldset.schema import Chunk
 
     path = Path(path)
@@ -99,38 +102,18 @@ def passages_from_path(path: str | Path) -> list[Passage]:
         return passages_from_path(path / "chunks.jsonl")
     if not path.is_dir():
         raise InputError(f"{path}: no such KB folder or chunks.jsonl for the bm25 baseline")
-    passages: list[Passage] = []
-    for file in sorted(p for p in path.rglob("*") if p.is_file() and p.suffix.lower() in _TEXT_SUFFIXES):
-        doc_id = file.relative_to(path).as_posix()
-        try:
-            text = file.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            continue
-        block: list[str] = []
-        size = 0
-        n = 0
-        for para in re.split(r"\n\s*\n", text):
-            para = para.strip()
-            if not para:
-                continue
-            block.append(para)
-            size += len(tokenize(para))
-            if size >= 200:
-                passages.append(Passage("\n\n".join(block), doc_id, f"{doc_id}#{n}"))
-                block, size, n = [], 0, n + 1
-        if block:
-            passages.append(Passage("\n\n".join(block), doc_id, f"{doc_id}#{n}"))
-    if not passages:
-        raise InputError(f"{path}: no text documents ({', '.join(_TEXT_SUFFIXES)}) for the bm25 baseline")
-    return passages
+    with tempfile.TemporaryDirectory(prefix="goldset-bm25-") as tmp:
+        ingest(path, ws, out_dir=Path(tmp))
+        chunks = load_chunks(out_dir=Path(tmp))
+    return [Passage(c.text, c.doc_id, c.id) for c in chunks]
 
 
 def make_target(
-    dataset: Dataset | None = None, *, kb_dir: str | Path | None = None, k: int = 5
+    dataset: Dataset | None = None, *, kb_dir: str | Path | None = None, k: int = 5, ws: Workspace | None = None
 ) -> Callable[[str], dict[str, Any]]:
     """A target callable ``fn(question) -> {answer, contexts, latency}`` over the dataset chunks or ``kb_dir``."""
     if kb_dir is not None:
-        passages = passages_from_path(kb_dir)
+        passages = passages_from_path(kb_dir, ws)
     elif dataset is not None:
         passages = passages_from_dataset(dataset)
     else:

@@ -122,7 +122,7 @@ def eval_(
     for note in result.notes:
         err_console().print(f"note: {note}")
     out_console = console()
-    out_console.print(summary_table(result.summary))
+    out_console.print(summary_table(result.summary, width=out_console.width))
     if result.summary.overall_score is not None:
         out_console.print(f"overall score {result.summary.overall_score:.3f}")
     out_console.print(f"run {result.run_id} written to {result.folder}")
@@ -208,7 +208,7 @@ def report(
 
         check_same_dataset(base, current)
     out = console()
-    out.print(summary_table(current.summary, base.summary if base else None))
+    out.print(summary_table(current.summary, base.summary if base else None, width=out.width))
     for d in diagnose(current.summary):
         colour = "red" if d.severity == "critical" else "yellow"
         out.print(f"[{colour}]likely cause:[/] {d.cause}\n  {d.finding}\n  try: {d.advice}")

@@ -187,7 +187,7 @@ def evaluate(
         if isinstance(target, str) and target in BM25_TARGETS:
             from goldset.baselines.bm25 import make_target
 
-            fn = make_target(data if kb is None else None, kb_dir=kb)
+            fn = make_target(data if kb is None else None, kb_dir=kb, ws=ws)
             corpus = f"kb {kb}" if kb else "dataset chunks"
             label, target_desc = "bm25-baseline", f"target:goldset.baselines.bm25:answer ({corpus})"
         elif isinstance(target, str):

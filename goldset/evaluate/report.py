@@ -21,7 +21,7 @@ from goldset.io import atomic_write_text
 from goldset.schema import RunSummary, SampleScores
 
 if TYPE_CHECKING:
-    from rich.table import Table
+    from rich.console import RenderableType
 
     from goldset.evaluate.compare import Comparison
 
@@ -390,31 +390,50 @@ def write_report(
 # --------------------------------------------------------------------------------------------------- terminal
 
 
-def summary_table(summary: RunSummary, baseline: RunSummary | None = None, title: str | None = None) -> Table:
-    """The run's metrics as a rich table: overall value, then one column per question type."""
+def summary_table(
+    summary: RunSummary, baseline: RunSummary | None = None, title: str | None = None, width: int | None = None
+) -> RenderableType:
+    """The run's metrics for the terminal: quality metrics (overall, baseline and Δ, then one column per question
+    type when ``width`` leaves room for them), then the system figures in a table of their own."""
+    from rich.console import Group
     from rich.table import Table
+
+    types = sorted(summary.by_type)
+    metrics = sorted(summary.overall, key=metric_order)
+    name_w = max([len("metric"), *(len(m) for m in metrics)])
+    fixed = 4 + name_w + 9 * (3 if baseline is not None else 1)
+    headers = {t: t for t in types}
+    if width is not None and fixed + sum(max(len(t), 5) + 3 for t in types) > width:
+        headers = {t: (t[:4] + "." if len(t) > 5 else t) for t in types}  # "multi_hop" → "mult."
+    shown = types if width is None or fixed + sum(max(len(h), 5) + 3 for h in headers.values()) <= width else []
 
     table = Table(title=title or f"run {summary.run_id}", title_justify="left")
     table.add_column("metric", no_wrap=True)
-    table.add_column("overall", justify="right")
+    table.add_column("overall", justify="right", no_wrap=True)
     if baseline is not None:
-        table.add_column("baseline", justify="right")
-        table.add_column("Δ", justify="right")
-    types = sorted(summary.by_type)
-    for t in types:
-        table.add_column(t, justify="right")
-    for m, v in sorted(summary.overall.items(), key=lambda kv: metric_order(kv[0])):
+        table.add_column("baseline", justify="right", no_wrap=True)
+        table.add_column("Δ", justify="right", no_wrap=True)
+    for t in shown:
+        table.add_column(headers[t], justify="right", no_wrap=True)
+    for m in metrics:
+        v = summary.overall[m]
         row: list[Any] = [m, fmt(v, m)]
         if baseline is not None:
             b = baseline.overall.get(m)
             row += [fmt(b, m), "–" if b is None else f"{v - b:+.3f}"]
-        row += [fmt(summary.by_type[t].get(m), m) for t in types]
+        row += [fmt(summary.by_type[t].get(m), m) for t in shown]
         table.add_row(*row)
+    if types and not shown:
+        table.caption = "per question type: widen the terminal, or see the HTML report (--html)"
+
+    system = Table(title="system", title_justify="left")
+    system.add_column("figure", no_wrap=True)
+    system.add_column("value", justify="right", no_wrap=True)
+    if baseline is not None:
+        system.add_column("baseline", justify="right", no_wrap=True)
     for m, v in sorted(summary.system.items()):
-        row = [m, fmt(v, m)]
+        srow = [m, fmt(v, m)]
         if baseline is not None:
-            b = baseline.system.get(m)
-            row += [fmt(b, m), "–" if b is None else f"{v - b:+.3f}"]
-        row += [""] * len(types)
-        table.add_row(*row, style="dim")
-    return table
+            srow.append(fmt(baseline.system.get(m), m))
+        system.add_row(*srow)
+    return Group(table, system) if summary.system else table
