@@ -112,7 +112,7 @@ def test_terminal_table_fits_a_narrow_terminal(runs: tuple[Path, Path]) -> None:
     from rich.console import Console
 
     good = read_run(runs[0])
-    for width, expect in ((200, "procedural"), (70, "proc."), (50, "widen the terminal")):
+    for width, expect in ((200, "procedural"), (70, "proc."), (50, "per question")):
         console = Console(record=True, width=width)
         console.print(summary_table(good.summary, width=width))
         text = console.export_text()
