@@ -16,6 +16,7 @@ import os
 import platform
 import re
 import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -30,7 +31,7 @@ from goldset.config import Workspace  # noqa: E402
 from goldset.generate import generate  # noqa: E402
 from goldset.kb import ingest  # noqa: E402
 from goldset.workspace import init_workspace  # noqa: E402
-from tests.fake_openai import FakeOpenAI, start_subprocess  # noqa: E402
+from tests.fake_openai import FakeOpenAI  # noqa: E402
 
 KB = ROOT.parent / "shared" / "kb" / "fastapi-en-0.141.1"
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
@@ -52,6 +53,27 @@ def machine() -> str:
 
 def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: kilobytes
+
+
+def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
+    """The fake server in its own process, with a listen backlog of 128 instead of socketserver's 5.
+
+    With 5, the first 16 simultaneous connections overflow the accept queue and some SYNs are retried by the
+    kernel a second later, which costs ~1 s of a 4 s run and measures the fake, not goldset (real servers:
+    uvicorn 2048, nginx 511).
+    """
+    code = (
+        "import socketserver, sys; socketserver.TCPServer.request_queue_size = 128; "
+        "from tests.fake_openai import main; main(sys.argv[1:])"
+    )
+    cmd = [sys.executable, "-c", code, "--port", "0", "--latency", str(latency)]
+    cmd += ["--responder", "qa_pairs=tests.responders:qa_responder"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    line = proc.stdout.readline() if proc.stdout is not None else ""
+    if not line.startswith("READY "):
+        proc.kill()
+        raise RuntimeError("the fake OpenAI server did not start")
+    return proc, line.split(" ", 1)[1].strip()
 
 
 def server_stats(base_url: str) -> dict:
@@ -117,7 +139,7 @@ def main() -> int:
         print(f"{args.kb}: knowledge base not found", file=sys.stderr)
         return 1
 
-    server, base_url = start_subprocess({"qa_pairs": "tests.responders:qa_responder"}, latency_s=args.latency)
+    server, base_url = start_server(args.latency)
     try:
         os.environ.update(OPENAI_BASE_URL=base_url, OPENAI_API_KEY=FakeOpenAI.DEFAULT_KEY, GOLDSET_MODEL="fake-model")
         with tempfile.TemporaryDirectory() as tmp:
@@ -129,11 +151,15 @@ def main() -> int:
             ingest_s = time.perf_counter() - t0
             rss_before = peak_rss_mb()
 
-            t0 = time.perf_counter()
+            t0 = time.monotonic()  # the same clock as the server's arrival times (system-wide on Linux)
             first = generate(ws, concurrency=args.concurrency)
-            wall = time.perf_counter() - t0
+            t_end = time.monotonic()
+            wall = t_end - t0
             rss_after = peak_rss_mb()
-            steady = steady_rate(server_stats(base_url)["arrivals"])
+            arrivals = sorted(server_stats(base_url)["arrivals"])
+            steady = steady_rate(arrivals)
+            to_first_call = arrivals[0] - t0
+            calls_phase = first.calls / (t_end - arrivals[0])
 
             t0 = time.perf_counter()
             rerun = generate(ws, concurrency=args.concurrency, all_chunks=True)
@@ -148,20 +174,22 @@ def main() -> int:
         server.wait(timeout=10)
 
     ideal = args.concurrency / args.latency
-    calls_per_s = first.calls / first.seconds if first.seconds else 0.0
+    calls_per_s = first.calls / wall if wall else 0.0
     pairs = first.pairs_kept + first.pairs_rejected
     calls_per_pair = first.calls / first.pairs_kept if first.pairs_kept else float("inf")
     lines = [
         f"Machine: {machine()}. Script: `benchmarks/bench_generate.py`.",
         "",
         f"KB `{args.kb.name}`: {n_chunks} chunks (ingest {ingest_s:.1f} s), {first.chunks} asked about "
-        f"({first.skipped_small} under generate.min_tokens); fake server in its own process, "
+        f"({first.skipped_small} under generate.min_tokens); fake server in its own process (listen backlog 128), "
         f"{args.latency * 1000:.0f} ms per call, concurrency {args.concurrency}, 3 pairs per call.",
         "",
         "| figure | value | target |",
         "|---|---|---|",
-        f"| calls/s (generation wall time incl. planning and writes) | {calls_per_s:.1f} "
-        f"({calls_per_s / ideal:.0%} of ideal {ideal:.0f}) | ≥ 90% |",
+        f"| calls/s, whole run (incl. {to_first_call:.2f} s to the first call: openai import, planning) "
+        f"| {calls_per_s:.1f} ({calls_per_s / ideal:.0%} of ideal {ideal:.0f}) | ≥ 90% |",
+        f"| calls/s, first call sent → run returned (incl. validation and writes) | {calls_phase:.1f} "
+        f"({calls_phase / ideal:.0%}) | ≥ 90% |",
         f"| calls/s, steady state (10th-90th percentile of server arrivals) | {steady:.1f} ({steady / ideal:.0%}) | |",
         f"| reference: bare openai SDK, same server, same calls and concurrency | {sdk_rate:.1f} "
         f"({sdk_rate / ideal:.0%}; slowest round trip {sdk_slowest:.2f} s) | |",

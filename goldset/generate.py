@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -302,6 +302,14 @@ def primary_chunk_ids(pairs: Iterable[QAPair]) -> set[str]:
     return out
 
 
+class Selection(NamedTuple):
+    """The chunks a run asks about, in document order, and why the others of the KB were left out."""
+
+    chunks: list[Chunk]
+    too_small: int
+    already_done: int
+
+
 def select_chunks(
     chunks: Sequence[Chunk],
     existing: Iterable[QAPair] = (),
@@ -311,10 +319,10 @@ def select_chunks(
     all_chunks: bool = False,
     chunk_ids: Iterable[str] | None = None,
     min_tokens: int = 0,
-) -> tuple[list[Chunk], int]:
-    """The chunks to generate for, in document order, and how many were too small to ask about.
-
-    ``chunk_ids`` (used by refresh) names chunks explicitly and implies ``all_chunks`` for them.
+) -> Selection:
+    """The chunks to generate for: ``docs`` glob, then size, then (unless ``all_chunks``) only chunks that were
+    never the primary chunk of a pair, then ``limit``. ``chunk_ids`` (used by refresh) names chunks explicitly
+    and implies ``all_chunks`` for them.
     """
     selected = sorted(chunks, key=lambda c: (c.doc_id, c.char_start, c.position, c.id))
     if chunk_ids is not None:
@@ -323,14 +331,18 @@ def select_chunks(
         all_chunks = True
     if docs:
         selected = [c for c in selected if fnmatch.fnmatchcase(c.doc_id, docs)]
-    small = [c for c in selected if c.n_tokens < min_tokens]
+    n_before = len(selected)
     selected = [c for c in selected if c.n_tokens >= min_tokens]
+    too_small = n_before - len(selected)
+    already_done = 0
     if not all_chunks:
         done = primary_chunk_ids(existing)
+        n_before = len(selected)
         selected = [c for c in selected if c.id not in done]
+        already_done = n_before - len(selected)
     if limit is not None:
         selected = selected[: max(0, limit)]
-    return selected, len(small)
+    return Selection(selected, too_small, already_done)
 
 
 def build_plans(
@@ -376,11 +388,12 @@ def _quote_form(text: str) -> str:
     return normalize_ws(unicodedata.normalize("NFKC", text))
 
 
-def quote_in_text(quote: str, text: str) -> bool:
+def quote_in_text(quote: str, text: str, *, text_form: str | None = None) -> bool:
     """The quote occurs in the text once whitespace is normalised (and NFKC-folded, so full-width punctuation
-    a model re-typed in half-width still matches); a leading or trailing ellipsis is ignored."""
+    a model re-typed in half-width still matches); a leading or trailing ellipsis is ignored.
+    ``text_form`` is ``text`` already normalised, for callers checking many quotes against one chunk."""
     q = _quote_form(_ELLIPSIS_RE.sub("", quote.strip()))
-    return bool(q) and q in _quote_form(text)
+    return bool(q) and q in (text_form if text_form is not None else _quote_form(text))
 
 
 @dataclass
@@ -396,6 +409,7 @@ class ReplyOutcome:
 def validate_reply(reply: GeneratedPairs, plan: CallPlan, provenance: Provenance) -> ReplyOutcome:
     """Turn the model's items into pairs; each item is kept, rejected with reasons, or recorded as a failure."""
     by_id = {c.id: c for c in plan.chunks}
+    forms = {c.id: _quote_form(c.text) for c in plan.chunks}
     out = ReplyOutcome()
     seen: set[str] = set()
     for index, item in enumerate(reply.pairs):
@@ -430,7 +444,7 @@ def validate_reply(reply: GeneratedPairs, plan: CallPlan, provenance: Provenance
                 if not ev.quote.strip():
                     reasons.append(f"empty evidence quote for chunk {chunk.id}")
                     continue
-                if not quote_in_text(ev.quote, chunk.text):
+                if not quote_in_text(ev.quote, chunk.text, text_form=forms[chunk.id]):
                     reasons.append(f"evidence quote not found verbatim in chunk {chunk.id}: {ev.quote[:60]!r}")
                 evidence.append(Evidence(chunk_id=chunk.id, doc_id=chunk.doc_id, quote=ev.quote.strip()))
             if not item.evidence:
@@ -529,6 +543,7 @@ class Estimate:
     chunks: int
     calls: int
     skipped_small: int
+    already_done: int
     prompt_tokens: int
     completion_tokens: int
     cost_usd: float | None
@@ -551,13 +566,13 @@ def _prepare(
     chunk_ids: Iterable[str] | None,
     settings: GenerateSettings,
     existing: list[QAPair],
-) -> tuple[list[Chunk], list[CallPlan], int]:
+) -> tuple[list[Chunk], list[CallPlan], Selection]:
     if chunks is None:
         if ws is None:
             raise InputError("generate needs a workspace or chunks; run inside a goldset workspace")
         chunks = _load_kb_chunks(ws)
     kb = list(chunks)
-    selected, small = select_chunks(
+    selection = select_chunks(
         kb,
         existing,
         limit=limit,
@@ -566,8 +581,8 @@ def _prepare(
         chunk_ids=chunk_ids,
         min_tokens=settings.min_tokens,
     )
-    plans = build_plans(selected, kb, settings, ws.prompts_dir if ws is not None else None)
-    return kb, plans, small
+    plans = build_plans(selection.chunks, kb, settings, ws.prompts_dir if ws is not None else None)
+    return kb, plans, selection
 
 
 def estimate(
@@ -593,7 +608,7 @@ def estimate(
 
     settings = settings or load_settings(ws)
     existing = _read_existing(ws) if ws is not None else []
-    _, plans, small = _prepare(
+    _, plans, selection = _prepare(
         ws,
         chunks,
         limit=limit,
@@ -617,7 +632,8 @@ def estimate(
     return Estimate(
         chunks=len(plans),
         calls=len(plans),
-        skipped_small=small,
+        skipped_small=selection.too_small,
+        already_done=selection.already_done,
         prompt_tokens=prompt_tokens,
         completion_tokens=completion_tokens,
         cost_usd=cost,
@@ -655,6 +671,7 @@ class GenerationProgress:
 class GenerationReport:
     chunks: int = 0
     skipped_small: int = 0
+    already_done: int = 0
     calls: int = 0
     cache_hits: int = 0
     failed_calls: int = 0
@@ -754,8 +771,9 @@ def generate(
 
     ``chunks`` replaces the workspace's KB (e.g. for refresh or tests); ``chunk_ids`` restricts the run to those
     chunks (whether or not they already have pairs). ``dry_run`` calls nothing and returns a report whose
-    ``estimate`` says what a run would take. ``write=False`` leaves the candidates file alone (for callers that
-    merge pairs themselves, such as refresh: they read ``report.new_pairs``).
+    ``estimate`` says what a run would take. ``write=False`` leaves every file alone and returns all the pairs
+    the run produced in ``report.new_pairs``, even those whose id is already in the file (for callers that merge
+    pairs themselves, such as refresh).
     """
     settings = settings or load_settings(ws, {"concurrency": concurrency})
     if concurrency is not None:
@@ -771,7 +789,9 @@ def generate(
             settings=settings,
             model=model,
         )
-        return GenerationReport(chunks=est.chunks, skipped_small=est.skipped_small, estimate=est)
+        return GenerationReport(
+            chunks=est.chunks, skipped_small=est.skipped_small, already_done=est.already_done, estimate=est
+        )
     from goldset.llm import CallJournal, LLMClient, resolve_endpoint
 
     if ws is None:
@@ -783,7 +803,7 @@ def generate(
         overrides["model"] = model
     endpoint = resolve_endpoint(ws, "generate", overrides=overrides)
     existing = _read_existing(ws)
-    kb, plans, small = _prepare(
+    kb, plans, selection = _prepare(
         ws,
         chunks,
         limit=limit,
@@ -794,8 +814,8 @@ def generate(
         existing=existing,
     )
     snapshot_id = kb_snapshot_id(ws)
-    report = GenerationReport(chunks=len(plans), skipped_small=small)
-    sink = _Sink(ws if write else None, existing, settings.flush_seconds)
+    report = GenerationReport(chunks=len(plans), skipped_small=selection.too_small, already_done=selection.already_done)
+    sink = _Sink(ws if write else None, existing if write else [], settings.flush_seconds)
     state = GenerationProgress(chunks_total=len(plans))
     endpoint_name = endpoint.name
     started = time.monotonic()

@@ -185,3 +185,12 @@ def test_a_run_killed_with_sigkill_resumes_to_the_same_candidates_without_paying
     finally:
         server.kill()
         server.wait(timeout=10)
+
+
+def test_a_selection_that_matches_nothing_says_so(ws: Workspace, fake: FakeOpenAI) -> None:
+    result = runner.invoke(app, ["generate", "-w", str(ws.root), "--docs", "nope/*"])
+    assert result.exit_code == 0 and "no chunk matches the selection" in result.output and fake.calls == 0
+    runner.invoke(app, ["generate", "-w", str(ws.root), "--docs", "zh/*"])
+    n_zh = fake.calls
+    again = runner.invoke(app, ["generate", "-w", str(ws.root), "--docs", "zh/*"])
+    assert f"the {n_zh} selected chunk(s) already have pairs" in again.output

@@ -137,8 +137,8 @@ def test_selection_skips_small_chunks_and_chunks_that_have_pairs() -> None:
         make_chunk("c1", EN_TEXT, "sub/c.md"),
     ]
     existing = [make_pair(chunks[0], "Q about a1?", status=PairStatus.rejected)]
-    selected, small = select_chunks(chunks, existing, min_tokens=5)
-    assert [c.id for c in selected] == ["a2", "c1"] and small == 1
+    selected, small, done = select_chunks(chunks, existing, min_tokens=5)
+    assert [c.id for c in selected] == ["a2", "c1"] and (small, done) == (1, 1)
     assert [c.id for c in select_chunks(chunks, existing, all_chunks=True, min_tokens=5)[0]] == ["a1", "a2", "c1"]
     assert [c.id for c in select_chunks(chunks, existing, docs="sub/*")[0]] == ["c1"]
     assert [c.id for c in select_chunks(chunks, existing, limit=1)[0]] == ["a2"]

@@ -179,7 +179,8 @@ def test_existing_pairs_of_any_status_survive_and_new_chunks_only_are_generated(
     assert report.chunks == 3  # path-1 already has a pair
     pairs = {p.id: p for p in pairs_of(ws)}
     assert pairs[reviewed.id] == reviewed
-    more = [*CHUNKS, make_chunk("new-1", "Request bodies are declared with Pydantic models, then validated. " * 4, "body.md")]
+    body_text = "Request bodies are declared with Pydantic models, then validated. " * 4
+    more = [*CHUNKS, make_chunk("new-1", body_text, "body.md")]
     calls = fake.calls
     again = generate(ws, chunks=more)
     assert again.chunks == 1 and fake.calls == calls + 1
@@ -219,3 +220,20 @@ def test_the_wire_request_carries_the_schema_and_no_secret_is_written(ws: Worksp
         if path.is_file():
             assert fake.api_key.encode() not in path.read_bytes(), path
     assert json.loads(ws.pairs_path.read_text(encoding="utf-8").splitlines()[0])["provenance"]["endpoint"] == "default"
+
+
+def test_refresh_style_call_regenerates_named_chunks_without_touching_files(ws: Workspace, fake: FakeOpenAI) -> None:
+    generate(ws, chunks=CHUNKS)
+    before = ws.pairs_path.read_bytes()
+    report = generate(ws, chunks=CHUNKS, chunk_ids=["path-2"], write=False)
+    assert report.chunks == 1 and report.cache_hits == 1 and report.calls == 0
+    assert ws.pairs_path.read_bytes() == before
+    # every pair of the run is returned (here the same ids as in the file: nothing changed)
+    in_file = {p.id for p in pairs_of(ws) if next(iter(p.provenance.chunk_hashes)) == "path-2"}
+    assert {p.id for p in report.new_pairs} == in_file and len(in_file) == 3
+    edited = [
+        c if c.id != "path-2" else make_chunk("path-2", c.text + " It returns HTTP 422.", c.doc_id) for c in CHUNKS
+    ]
+    changed = generate(ws, chunks=edited, chunk_ids=["path-2"], write=False)
+    assert changed.calls == 1 and changed.new_pairs and ws.pairs_path.read_bytes() == before
+    assert all(p.provenance.chunk_hashes["path-2"] == edited[1].content_hash for p in changed.new_pairs)

@@ -61,7 +61,10 @@ def _money(value: float | None) -> str:
 
 def _print_estimate(est: Estimate) -> None:
     out = console()
-    out.print(f"chunks        {est.chunks} ({est.skipped_small} too small to ask about)")
+    out.print(
+        f"chunks        {est.chunks} ({est.already_done} already have pairs, "
+        f"{est.skipped_small} too small to ask about)"
+    )
     out.print(f"calls         {est.calls} ({est.multi_hop_calls} with a multi-hop partner chunk); none made")
     out.print(f"pairs asked   {est.pairs_requested}")
     out.print(
@@ -74,7 +77,13 @@ def _print_estimate(est: Estimate) -> None:
 def _print_summary(report: GenerationReport) -> None:
     out = console()
     if report.chunks == 0:
-        out.print("Nothing to generate: every selected chunk already has pairs (use --all to regenerate).")
+        if report.already_done:
+            out.print(
+                f"Nothing to generate: the {report.already_done} selected chunk(s) already have pairs "
+                "(use --all to ask again; unchanged calls come from the cache)."
+            )
+        else:
+            out.print("Nothing to generate: no chunk matches the selection (check --docs, or run `goldset ingest`).")
         return
     out.print(
         f"chunks {report.chunks}  calls {report.calls}  cache hits {report.cache_hits}  "
