@@ -162,7 +162,7 @@ def compare(
     out = console()
     table = Table(title=f"{cmp.run_b} vs {cmp.run_a}", title_justify="left")
     for col in ("metric", "n", "A", "B", "B − A", "95% CI", "verdict"):
-        table.add_column(col, justify="left" if col in ("metric", "verdict") else "right")
+        table.add_column(col, justify="left" if col in ("metric", "verdict") else "right", no_wrap=True)
     for m in cmp.metrics:
         style = {"better": "green", "worse": "red"}.get(m.verdict, "dim")
         table.add_row(
@@ -172,8 +172,9 @@ def compare(
             fmt(m.mean_b, m.metric),
             f"{m.diff:+.3f}",
             f"[{m.ci_low:+.3f}, {m.ci_high:+.3f}]",
-            f"[{style}]{m.verdict}[/]",
+            f"[{style}]{'n.s.' if m.verdict == 'no clear change' else m.verdict}[/]",
         )
+    table.caption = "n.s.: not significant, the interval contains 0"
     out.print(table)
     if cmp.only_a or cmp.only_b:
         out.print(f"questions only in A: {len(cmp.only_a)}, only in B: {len(cmp.only_b)} (left out of the comparison)")

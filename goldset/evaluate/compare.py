@@ -139,7 +139,9 @@ def compare_runs(
     """Per-metric ``B − A`` with paired-bootstrap intervals over the questions both runs scored."""
     check_same_dataset(a, b)
     sa, sb = a.scores_by_id(), b.scores_by_id()
-    metrics = sorted({m for s in (*a.scores, *b.scores) for m in s.metrics})
+    from goldset.evaluate.report import metric_order
+
+    metrics = sorted({m for s in (*a.scores, *b.scores) for m in s.metrics}, key=metric_order)
     out = Comparison(
         run_a=a.run_id,
         run_b=b.run_id,
