@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from goldset.evaluate.matcher import Matcher
 from goldset.schema.pairs import Evidence
 from goldset.schema.runs import RetrievedContext
+from goldset.text import tokenize
 
 QUOTE = (
     "FastAPI uses Pydantic models to declare the request body, validate the data and convert it "
@@ -130,3 +133,62 @@ def test_matches_single_context_and_bad_modes() -> None:
     assert not m.matches(ctx("nothing"), unit)
     with pytest.raises(ValueError, match="unknown matcher"):
         Matcher("fuzzy")
+
+
+# -- the fast path (anchor pre-checks, substring searches) agrees with a plain token-list definition ----------------
+
+# enough distinct tokens that the anchor pre-checks often fail (which is what they are for)
+VOCAB = [f"w{i}" for i in range(30)] + list("中文系统依赖注入路径参数") + ["Ｆｏｏ", "foo", "ÄB", "the", "a"]
+SEPS = [" ", "\n", ", ", "，", " **", "。"]
+
+
+def _contains(big: list[str], small: list[str]) -> bool:
+    return any(big[i : i + len(small)] == small for i in range(len(big) - len(small) + 1))
+
+
+def _reference_match(context: str, quote: str, share: float, min_tokens: int) -> bool:
+    """The documented rule, written token by token."""
+    from math import ceil
+
+    c, q = tokenize(context), tokenize(quote)
+    n = len(q)
+    if not q or not c:
+        return False
+    if _contains(c, q):
+        return True
+    if n < min_tokens:
+        return False
+    need = min(n, max(ceil(share * n - 1e-9), min_tokens))
+    if _contains(c, q[:need]) or _contains(c, q[-need:]):
+        return True
+    return need <= len(c) < n and _contains(q, c) and len(context) <= 2 * len(quote) + 32
+
+
+def _case(rng: random.Random) -> tuple[str, str, float, int]:
+    words = [rng.choice(VOCAB) for _ in range(rng.randint(1, 24))]
+    quote = "".join(w + rng.choice(SEPS) for w in words).strip()
+    a = rng.randint(0, len(words))
+    b = rng.randint(a, len(words))
+    noisy = rng.random() < 0.4  # without noise the context may lie wholly inside the quote
+    before = [rng.choice(VOCAB) for _ in range(rng.randint(0, 6))] if noisy else []
+    after = [rng.choice(VOCAB) for _ in range(rng.randint(0, 6))] if noisy else []
+    context = "".join(w + rng.choice(SEPS) for w in before + words[a:b] + after)
+    if rng.random() < 0.3:
+        context = context.upper()
+    return quote, context, rng.choice([0.3, 0.5, 0.8, 1.0]), rng.randint(1, 9)
+
+
+def test_fast_matcher_agrees_with_the_token_definition() -> None:
+    """5,000 random quote/context cases (splits, noise, case, full-width, CJK): the pre-checked substring
+    searches decide exactly as the token-by-token rule. (Hypothesis found too few 'inside only' cases.)"""
+    rng = random.Random(2026)
+    kinds = {True: 0, False: 0}
+    for _ in range(5000):
+        quote, context, share, min_tokens = _case(rng)
+        if not tokenize(quote):
+            continue
+        expected = _reference_match(context, quote, share, min_tokens)
+        got = Matcher("text", share, min_tokens).relevance([ev(quote)], [ctx(context)]).rel == (1,)
+        assert got == expected, (quote, context, share, min_tokens)
+        kinds[expected] += 1
+    assert min(kinds.values()) > 300  # both outcomes well represented
