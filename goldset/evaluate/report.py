@@ -144,16 +144,17 @@ def svg_histogram(title: str, values: list[float], *, bins: int = 20, unit: str 
             f'<rect x="{x:.1f}" y="{pad + plot_h - h:.1f}" width="{bw - 1:.1f}" height="{h:.1f}" fill="#3b6ea5">'
             f"<title>{lo + i * span / bins:.0f}–{lo + (i + 1) * span / bins:.0f} {unit}: {c}</title></rect>"
         )
-    for q, color, dy in ((0.5, "#4c9a6a", 10), (0.95, "#b04a5a", 24)):
+    # Percentile lines are dashed; their values go in a legend above the plot, where no bar can hide them.
+    for i, (q, color) in enumerate(((0.5, "#4c9a6a"), (0.95, "#b04a5a"))):
         v = pct(q)
         x = pad + min(1.0, (v - lo) / span) * plot_w
-        anchor = "end" if x > width - 120 else "start"
-        tx = x - 3 if anchor == "end" else x + 3
         parts.append(
-            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{pad}" y2="{pad + plot_h}" stroke="{color}" stroke-dasharray="4 3"/>'
-            f'<text x="{tx:.1f}" y="{pad + dy}" font-size="11" fill="{color}" text-anchor="{anchor}">'
-            f"p{int(q * 100)} {v:.0f} {unit}</text>"
+            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{pad - 4}" y2="{pad + plot_h}" stroke="{color}" '
+            f'stroke-width="2" stroke-dasharray="4 3"/>'
+            f'<text x="{width - pad - (1 - i) * 110}" y="14" font-size="11" fill="{color}" text-anchor="end">'
+            f"- - p{int(q * 100)} {v:.0f} {unit}</text>"
         )
+    parts.append(f'<line x1="{pad}" x2="{width - pad}" y1="{pad + plot_h}" y2="{pad + plot_h}" stroke="#999"/>')
     right = f"≥ {hi:.0f} {unit} (max {xs[-1]:.0f})" if clipped else f"{hi:.0f} {unit}"
     parts.append(
         f'<text x="{pad}" y="{height - 8}" font-size="11">{lo:.0f} {unit}</text>'
