@@ -80,6 +80,7 @@ class Fault:
     delay: float = 2.0
     reset: str = "0.3s"
     message: str | None = None  # replaces the error message of an HTTP error fault
+    code: str | None = None  # replaces the error code of an HTTP error fault (e.g. "insufficient_quota" on 429)
 
     def __post_init__(self) -> None:
         if self.kind not in FAULT_KINDS:
@@ -241,7 +242,8 @@ class FakeOpenAI:
         if kind == "429":
             extra = {"retry-after": str(max(0, math.ceil(fault.retry_after))),
                      "retry-after-ms": str(int(fault.retry_after * 1000))}
-            return 429, _error("Rate limit reached for requests", "rate_limit_exceeded"), extra
+            text = fault.message or "Rate limit reached for requests"
+            return 429, _error(text, fault.code or "rate_limit_exceeded"), extra
         if kind == "500":
             return 500, _error("The server had an error while processing your request.", "server_error"), extra
         if kind == "400":  # echoes the caller's credentials, as some proxies do: the client must redact them

@@ -450,3 +450,18 @@ def test_api_key_never_in_logs_even_at_debug(fake_llm: FakeOpenAI, caplog: pytes
     assert "HTTP 400" in caplog.text and "repair" in caplog.text
     for text in (caplog.text, str(err.value)):
         assert fake_llm.api_key not in text and "SECRET123456" not in text
+
+
+def test_exhausted_quota_stops_the_run_without_retries(fake_llm: FakeOpenAI) -> None:
+    fake_llm.inject(Fault("429", message="You exceeded your current quota.", code="insufficient_quota"), "429")
+    endpoint = resolve_endpoint(None, overrides=fast())
+
+    async def go() -> Any:
+        async with LLMClient(endpoint) as llm:
+            with pytest.raises(EndpointError) as err:
+                await llm.complete_json(msgs("q"), Answer, schema_name="answer")
+            return str(err.value), llm.stats
+
+    text, stats = run(go())
+    assert "quota" in text and "billing" in text
+    assert fake_llm.calls == 1 and stats.retries == 0

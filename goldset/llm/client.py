@@ -12,8 +12,8 @@ Outcomes of :meth:`LLMClient.complete_json`:
 * ``CallResult(value=None, error=reason)`` when retries run out, the call times out, the server rejects the
   request, or the reply still fails validation after one repair attempt (the model is shown its validation
   error). The failure is recorded in the journal, never served from it, and the run goes on;
-* :class:`goldset.errors.EndpointError` for 401/403 (authentication, permission) and 404 (unknown model):
-  these would fail every call, so the run stops at once instead of burning retries.
+* :class:`goldset.errors.EndpointError` for 401/403 (authentication, permission), 404 (unknown model) and a 429
+  ``insufficient_quota``: these would fail every call, so the run stops at once instead of burning retries.
 
 Error text from the server is redacted (:func:`goldset.llm.redact`) before it is shown, logged or stored.
 """
@@ -459,6 +459,13 @@ class LLMClient:
                 self._fatal = EndpointError(
                     f"endpoint {self.endpoint}: {what} (HTTP {status}: {detail}); check the key in "
                     f"{self.settings.api_key_env} (environment or .env)"
+                )
+                raise self._fatal
+            if status == 429 and exc.code == "insufficient_quota":
+                # Retrying cannot help until someone adds credit: stop instead of spending the retry budget.
+                self._fatal = EndpointError(
+                    f"endpoint {self.endpoint}: the account's quota is exhausted (HTTP 429: {detail}); check the "
+                    "plan and billing of this key, or use another endpoint"
                 )
                 raise self._fatal
             if status == 404:
