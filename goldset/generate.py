@@ -542,6 +542,7 @@ def _read_existing(ws: Workspace) -> list[QAPair]:
 class Estimate:
     chunks: int
     calls: int
+    cache_hits: int
     skipped_small: int
     already_done: int
     prompt_tokens: int
@@ -593,14 +594,16 @@ def estimate(
     limit: int | None = None,
     docs: str | None = None,
     all_chunks: bool = False,
+    no_cache: bool = False,
     settings: GenerateSettings | None = None,
     model: str | None = None,
 ) -> Estimate:
-    """Calls, tokens and dollars a run with the same options would take; calls nothing.
+    """Calls, tokens and dollars a run with the same options would take; calls nothing, writes nothing.
 
-    Tokens: the rendered prompts measured with :func:`goldset.llm.estimate_tokens`, plus
+    ``calls`` counts the calls that would be paid: calls the journal already holds are counted in
+    ``cache_hits`` instead (unless ``no_cache``; without an endpoint the journal cannot be consulted).
+    Tokens (of the paid calls): the rendered prompts measured with :func:`goldset.llm.estimate_tokens`, plus
     ``output_tokens_per_pair`` per requested pair. Dollars need a model with a known price (else ``None``).
-    The call count ignores the cache: it is what a run with an empty journal (or ``--no-cache``) pays.
     """
     from goldset.errors import EndpointError
     from goldset.llm import cost_usd, estimate_tokens, resolve_endpoint
@@ -618,29 +621,50 @@ def estimate(
         settings=settings,
         existing=existing,
     )
-    prompt_tokens = sum(estimate_tokens(p.messages()) for p in plans)
-    requested = sum(len(p.types) for p in plans)
-    completion_tokens = requested * settings.output_tokens_per_pair
-    cost: float | None = None
+    overrides = {"model": model, "concurrency": settings.concurrency}
     try:
-        endpoint = resolve_endpoint(ws, "generate", overrides={"model": model})
+        endpoint = resolve_endpoint(ws, "generate", overrides=overrides)
     except EndpointError:
         endpoint = None
+    cached: set[int] = set()
+    if endpoint is not None and ws is not None and not no_cache and ws.cache_path.exists():
+        cached = _cached_plans(ws, endpoint, plans, settings)
+    paid = [p for i, p in enumerate(plans) if i not in cached]
+    prompt_tokens = sum(estimate_tokens(p.messages()) for p in paid)
+    completion_tokens = sum(len(p.types) for p in paid) * settings.output_tokens_per_pair
+    cost: float | None = None
     if endpoint is not None:
         model = endpoint.model
         cost = cost_usd(endpoint, Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens))
     return Estimate(
         chunks=len(plans),
-        calls=len(plans),
+        calls=len(paid),
+        cache_hits=len(cached),
         skipped_small=selection.too_small,
         already_done=selection.already_done,
         prompt_tokens=prompt_tokens,
         completion_tokens=completion_tokens,
         cost_usd=cost,
         model=model,
-        pairs_requested=requested,
+        pairs_requested=sum(len(p.types) for p in plans),
         multi_hop_calls=sum(1 for p in plans if p.partner is not None),
     )
+
+
+def _cached_plans(ws: Workspace, endpoint: Endpoint, plans: Sequence[CallPlan], settings: GenerateSettings) -> set[int]:
+    """Indexes of the plans whose call the journal already holds, keyed exactly as the client keys a call
+    (model, messages, schema, sampling parameters); a test pins the two together."""
+    from goldset.llm import CallJournal, call_key
+    from goldset.llm.structured import schema_json
+
+    schema = schema_json(GeneratedPairs)
+    params = {
+        "temperature": endpoint.settings.temperature,
+        "seed": settings.seed,
+        "max_tokens": endpoint.settings.max_tokens,
+    }
+    with CallJournal(ws.cache_path) as journal:
+        return {i for i, p in enumerate(plans) if journal.get(call_key(endpoint.model, p.messages(), schema, params))}
 
 
 @dataclass
@@ -786,6 +810,7 @@ def generate(
             limit=limit,
             docs=docs,
             all_chunks=all_chunks,
+            no_cache=no_cache,
             settings=settings,
             model=model,
         )

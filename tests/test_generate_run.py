@@ -113,6 +113,13 @@ def test_dry_run_estimate_equals_the_real_call_count_and_calls_nothing(ws: Works
     # the prompt-token estimate is close to what the server counted
     assert abs(est.prompt_tokens - fake.prompt_tokens) <= 0.2 * fake.prompt_tokens
     assert generate(ws, chunks=CHUNKS, dry_run=True).estimate.calls == 1  # only the chunk still without pairs
+    # with --all, the journal already holds 3 of the 4 calls: the estimate knows (keys computed like the client's)
+    again = estimate(ws, chunks=CHUNKS, all_chunks=True)
+    assert (again.calls, again.cache_hits) == (1, 3)
+    assert again.prompt_tokens < est.prompt_tokens  # only the paid call's tokens
+    assert estimate(ws, chunks=CHUNKS, all_chunks=True, no_cache=True).calls == 4
+    real = generate(ws, chunks=CHUNKS, all_chunks=True)
+    assert (real.calls, real.cache_hits) == (again.calls, again.cache_hits) and fake.calls == 4
 
 
 def test_dry_run_prices_the_estimate_when_the_model_has_a_price(ws: Workspace, fake: FakeOpenAI) -> None:

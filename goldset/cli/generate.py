@@ -46,7 +46,7 @@ def generate(
     settings = load_settings(ws, {"pairs_per_chunk": pairs_per_chunk, "language": language, "concurrency": concurrency})
     common = {"limit": limit, "docs": docs, "all_chunks": all_chunks, "settings": settings, "model": model}
     if dry_run:
-        report = run_generate(ws, dry_run=True, **common)
+        report = run_generate(ws, dry_run=True, no_cache=no_cache, **common)
         if report.estimate is not None:
             _print_estimate(report.estimate)
         return
@@ -65,13 +65,17 @@ def _print_estimate(est: Estimate) -> None:
         f"chunks        {est.chunks} ({est.already_done} already have pairs, "
         f"{est.skipped_small} too small to ask about)"
     )
-    out.print(f"calls         {est.calls} ({est.multi_hop_calls} with a multi-hop partner chunk); none made")
+    out.print(
+        f"calls         {est.calls} to pay, {est.cache_hits} from the call journal "
+        f"({est.multi_hop_calls} with a multi-hop partner chunk); none made now"
+    )
     out.print(f"pairs asked   {est.pairs_requested}")
     out.print(
-        f"tokens        ~{est.tokens:,} ({est.prompt_tokens:,} prompt + {est.completion_tokens:,} expected output)"
+        f"tokens        ~{est.tokens:,} ({est.prompt_tokens:,} prompt + {est.completion_tokens:,} expected output, "
+        "for the calls to pay)"
     )
     out.print(f"model         {est.model or 'none configured'}")
-    out.print(f"cost          ~{_money(est.cost_usd)} (if nothing is in the call journal yet)")
+    out.print(f"cost          ~{_money(est.cost_usd)}")
 
 
 def _print_summary(report: GenerationReport) -> None:
