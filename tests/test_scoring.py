@@ -124,6 +124,7 @@ def test_system_metrics() -> None:
     assert system["output_tokens_per_s"] == pytest.approx(40 / 0.4)
     assert system["cost_usd_total"] == pytest.approx(3000 / 1e6 + 40 * 10 / 1e6)
     assert (system["error_rate"], system["n_missing"], system["n_errors"]) == (0.2, 1.0, 0.0)
+    assert system["n_extra_samples"] == 1.0  # the run's row for a pair the dataset does not hold
 
 
 def test_weighted_overall_score_renormalises_and_reports_left_out() -> None:
@@ -187,3 +188,25 @@ def test_bad_settings_name_the_field(tmp_path: Path, yaml_text: str, field: str)
     message = str(err.value)
     assert field in message and "goldset.yaml" in message
     assert "\n" not in message
+
+
+def test_a_run_the_matcher_cannot_score_is_refused() -> None:
+    pairs, samples = _run()  # contexts with text but no ids
+    for mode in ("chunk_id", "doc_id"):
+        with pytest.raises(ConfigError, match=rf"eval\.matcher is '{mode}' but no retrieved context"):
+            score_run(pairs, samples, EvalSettings(matcher=mode))
+    no_text = {"p1": RunSample(pair_id="p1", contexts=[RetrievedContext(text="", chunk_id="c-p1")])}
+    with pytest.raises(ConfigError, match=r"eval\.matcher is 'text'"):
+        score_run(pairs, no_text, EvalSettings(matcher="text"))
+    scores = score_run(pairs, no_text, EvalSettings(matcher="auto"))  # auto falls back to the chunk id
+    assert scores[0].metrics["recall@5"] == 1.0
+    assert score_run(pairs, {}, EvalSettings(matcher="chunk_id"))[0].failed  # nothing retrieved: nothing to refuse
+
+
+def test_score_sample_follows_changed_settings() -> None:
+    settings = EvalSettings(ks=[1])
+    p, smp = pair("p1"), sample("p1", "x", [EN_QUOTE])
+    assert "recall@1" in score_sample(p, smp, settings).metrics
+    settings.ks = [2]
+    metrics = score_sample(p, smp, settings).metrics
+    assert "recall@2" in metrics and "recall@1" not in metrics

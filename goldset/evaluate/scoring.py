@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from goldset.errors import ConfigError
 from goldset.evaluate.matcher import Matcher
 from goldset.evaluate.metrics.lexical import AnswerInput
 from goldset.evaluate.metrics.refusal import compile_patterns, is_refusal
@@ -113,16 +114,58 @@ class Scorer:
         )
 
 
+_LAST_SCORER: list[tuple[int, str, Scorer]] = []
+
+
+def _scorer_for(settings: EvalSettings) -> Scorer:
+    """One Scorer per settings object (settings are mutable: the JSON dump is part of the key)."""
+    key = (id(settings), settings.model_dump_json())
+    if _LAST_SCORER and _LAST_SCORER[0][:2] == key:
+        return _LAST_SCORER[0][2]
+    scorer = Scorer(settings)
+    _LAST_SCORER[:] = [(*key, scorer)]
+    return scorer
+
+
 def score_sample(pair: QAPair, sample: RunSample | None, settings: EvalSettings) -> SampleScores:
     """Score one pair; ``sample`` None (missing) or with ``error`` → ``failed`` and worst values (module doc).
 
-    For many samples use :func:`score_run` (or one :class:`Scorer`): it builds the matcher cache once.
+    Repeated calls with the same settings object reuse one :class:`Scorer` (and its tokenisation cache).
     """
-    return Scorer(settings).score(pair, sample)
+    return _scorer_for(settings).score(pair, sample)
+
+
+def check_run_fits_matcher(samples: Iterable[RunSample], settings: EvalSettings) -> None:
+    """Refuse a run the configured matcher cannot score: it would score 0 everywhere, silently.
+
+    ``chunk_id`` / ``doc_id`` need contexts carrying that id; ``text`` needs context texts. Checked only when the
+    run retrieved anything at all (a run without contexts scores 0 on retrieval, honestly).
+    """
+    mode = settings.matcher
+    if mode == "auto":
+        return
+    contexts = [c for s in samples for c in s.contexts]
+    if not contexts:
+        return
+    if mode in ("chunk_id", "doc_id"):
+        if not any(getattr(c, mode) for c in contexts):
+            raise ConfigError(
+                f"eval.matcher is {mode!r} but no retrieved context in the run has a {mode}; "
+                "set eval.matcher to auto or text, or return the ids from your system"
+            )
+    elif not any(c.text.strip() for c in contexts):
+        raise ConfigError(
+            "eval.matcher is 'text' but every retrieved context in the run has empty text; "
+            "set eval.matcher to auto, chunk_id or doc_id"
+        )
 
 
 def score_run(pairs: list[QAPair], samples: Mapping[str, RunSample], settings: EvalSettings) -> list[SampleScores]:
-    """One :class:`SampleScores` per pair, in the pairs' order; pairs without a sample are failed, not dropped."""
+    """One :class:`SampleScores` per pair, in the pairs' order; pairs without a sample are failed, not dropped.
+
+    Raises :class:`ConfigError` when the matcher cannot work on this run (:func:`check_run_fits_matcher`).
+    """
+    check_run_fits_matcher(samples.values(), settings)
     scorer = Scorer(settings)
     return [scorer.score(pair, samples.get(pair.id)) for pair in pairs]
 
@@ -182,9 +225,11 @@ def system_metrics(
 ) -> dict[str, float]:
     """Latency percentiles and means (total and per stage), tokens, throughput, cost and errors of a run.
 
-    Only the samples of the scored pairs count (a run may hold extra samples); missing ones count as errors.
+    Only the samples of the scored pairs count; missing ones count as errors (``n_missing``), samples for pairs
+    not in the dataset are counted (``n_extra_samples``) but not scored.
     """
     present = [samples[s.pair_id] for s in scores if s.pair_id in samples]
+    scored = {s.pair_id for s in scores}
     out: dict[str, float] = {}
     stages = (
         ("latency", "total_ms"),
@@ -229,6 +274,7 @@ def system_metrics(
         out["error_rate"] = rate
     out["n_errors"] = float(sum(1 for s in scores if s.failed and s.error != MISSING))
     out["n_missing"] = float(sum(1 for s in scores if s.error == MISSING))
+    out["n_extra_samples"] = float(sum(1 for pid in samples if pid not in scored))  # run rows for no dataset pair
     return out
 
 
