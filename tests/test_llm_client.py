@@ -465,3 +465,48 @@ def test_exhausted_quota_stops_the_run_without_retries(fake_llm: FakeOpenAI) -> 
     text, stats = run(go())
     assert "quota" in text and "billing" in text
     assert fake_llm.calls == 1 and stats.retries == 0
+
+
+def test_identical_calls_in_flight_are_sent_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    with FakeOpenAI(latency_s=0.1) as fake:
+        fake.add_responder("answer", answer_responder)
+        monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", fake.api_key)
+        monkeypatch.setenv("GOLDSET_MODEL", "m")
+        endpoint = resolve_endpoint(None, overrides=fast())
+
+        async def go(use_cache: bool) -> Any:
+            async with LLMClient(endpoint, use_cache=use_cache) as llm:
+                results = await asyncio.gather(
+                    *(llm.complete_json(msgs(q), Answer, schema_name="answer") for q in ["same", "same", "other"])
+                )
+                return results, llm.stats
+
+        results, stats = run(go(True))
+        assert fake.calls == 2
+        assert [r.value for r in results] == [Answer(answer="about same", score=4)] * 2 + [
+            Answer(answer="about other", score=5)
+        ]
+        assert [r.cached for r in results] == [False, True, False] and stats.cache_hits == 1
+        run(go(False))  # --no-cache: every call is sent
+        assert fake.calls == 5
+
+
+def test_a_waiter_makes_the_call_itself_when_the_owner_is_cancelled(fake_llm: FakeOpenAI) -> None:
+    fake_llm.add_responder("answer", answer_responder)
+    fake_llm.latency_s = 0.3
+    endpoint = resolve_endpoint(None, overrides=fast())
+
+    async def go() -> Any:
+        async with LLMClient(endpoint) as llm:
+            owner = asyncio.create_task(llm.complete_json(msgs("q"), Answer, schema_name="answer"))
+            await asyncio.sleep(0.05)
+            waiter = asyncio.create_task(llm.complete_json(msgs("q"), Answer, schema_name="answer"))
+            await asyncio.sleep(0.05)
+            owner.cancel()
+            result = await waiter  # the waiter makes the call itself
+            return owner.cancelled(), result
+
+    owner_cancelled, result = run(go())
+    assert owner_cancelled and result.ok and not result.cached
+    assert fake_llm.calls == 2

@@ -21,6 +21,7 @@ Error text from the server is redacted (:func:`goldset.llm.redact`) before it is
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import random
 import time
@@ -105,6 +106,12 @@ class _Fail(Exception):
     """Internal: the call failed for good with this (already redacted) reason."""
 
 
+def _consume_exception(future: asyncio.Future[Any]) -> None:
+    """Mark a shared call's exception as seen: the task that owns it re-raises it itself."""
+    if not future.cancelled():
+        future.exception()
+
+
 class LLMClient:
     """Async client for one endpoint. Use ``async with LLMClient(endpoint, journal) as llm:``."""
 
@@ -133,6 +140,7 @@ class LLMClient:
         self.mode: str = "json_schema" if self._auto else self.settings.structured
         self._client: Any = None
         self._fatal: EndpointError | None = None
+        self._in_flight: dict[str, asyncio.Future[CallResult[Any]]] = {}
 
     # -- lifecycle -------------------------------------------------------------------------------------------
     def _sdk(self) -> Any:
@@ -189,14 +197,41 @@ class LLMClient:
         cached = self._from_cache(key, schema)
         if cached is not None:
             return cached
-        async with self._pool:
-            if self._fatal is not None:
-                raise self._fatal
-            # Another task may have completed the same call while this one waited for the pool.
-            cached = self._from_cache(key, schema)
-            if cached is not None:
-                return cached
-            return await self._call(key, messages, schema, schema_name, params)
+        if self.use_cache:
+            # The same call already in flight (e.g. two identical chunks): wait for it instead of paying twice.
+            pending = self._in_flight.get(key)
+            if pending is not None:
+                shared: CallResult[Any] | None = None
+                try:
+                    shared = await asyncio.shield(pending)
+                except asyncio.CancelledError:
+                    if not pending.cancelled():
+                        raise  # this task itself was cancelled
+                    # the task that owned the call was cancelled: make the call here instead
+                if shared is not None:
+                    if shared.ok:
+                        self.stats.cache_hits += 1
+                        return dataclasses.replace(shared, cached=True, attempts=0)
+                    return shared
+        future: asyncio.Future[CallResult[Any]] = asyncio.get_running_loop().create_future()
+        future.add_done_callback(_consume_exception)
+        self._in_flight[key] = future
+        try:
+            async with self._pool:
+                if self._fatal is not None:
+                    raise self._fatal
+                result = await self._call(key, messages, schema, schema_name, params)
+        except BaseException as exc:
+            if isinstance(exc, asyncio.CancelledError):
+                future.cancel()
+            else:
+                future.set_exception(exc)
+            raise
+        finally:
+            if self._in_flight.get(key) is future:
+                del self._in_flight[key]
+        future.set_result(result)
+        return result
 
     def _from_cache(self, key: str, schema: type[T]) -> CallResult[T] | None:
         if not self.use_cache or self.journal is None:
