@@ -681,6 +681,7 @@ class GenerationProgress:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
+    unpriced_calls: int = 0
 
     @property
     def errors(self) -> int:
@@ -706,6 +707,7 @@ class GenerationReport:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
+    unpriced_calls: int = 0
     seconds: float = 0.0
     failures: list[GenerationFailure] = field(default_factory=list)
     new_pairs: list[QAPair] = field(default_factory=list)
@@ -768,6 +770,8 @@ class _Sink:
 def _write_failures(ws: Workspace, failures: list[GenerationFailure], processed: set[str]) -> Path:
     """Keep earlier failures of chunks this run did not touch; replace those of chunks it did."""
     path = ws.state_dir / FAILURES_FILE
+    if not failures and not path.exists():
+        return path
     old = list(iter_jsonl(path, GenerationFailure)) if path.exists() else []
     kept = {f.id: f for f in old if not (set(f.chunk_ids[:1]) & processed)}
     kept.update({f.id: f for f in failures})
@@ -857,7 +861,10 @@ def generate(
             if usage is not None:
                 state.prompt_tokens += usage.prompt_tokens or 0
                 state.completion_tokens += usage.completion_tokens or 0
-            state.cost_usd += res.cost_usd or 0.0
+            if res.cost_usd is None:
+                state.unpriced_calls += 1
+            else:
+                state.cost_usd += res.cost_usd
         if res.value is None:
             state.failed_calls += 1
             report.failures.append(
@@ -909,6 +916,7 @@ def generate(
     report.prompt_tokens = state.prompt_tokens
     report.completion_tokens = state.completion_tokens
     report.cost_usd = state.cost_usd
+    report.unpriced_calls = state.unpriced_calls
     report.pairs_kept = state.pairs
     report.pairs_rejected = state.rejected
     report.pairs_existing = sink.existing_hits

@@ -53,6 +53,8 @@ def test_generate_prints_a_summary_and_reruns_are_free(ws: Workspace, fake: Fake
     assert first.exit_code == 0, first.output
     assert f"chunks {n_chunks}  calls {n_chunks}  cache hits 0" in first.output
     assert "Next: goldset filter" in first.output and fake.calls == n_chunks
+    assert "cost unknown (no price for this model" in first.output  # not a made-up $0
+    assert not (ws.state_dir / "generation_failures.jsonl").exists()  # no failures, no report file
     pairs = read_jsonl(ws.pairs_path, QAPair)
     assert len(pairs) == 3 * n_chunks
     assert {p.language for p in pairs} == {"en", "zh"}

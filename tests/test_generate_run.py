@@ -128,6 +128,10 @@ def test_dry_run_prices_the_estimate_when_the_model_has_a_price(ws: Workspace, f
     )
     est = estimate(ws, chunks=CHUNKS)
     assert est.cost_usd == pytest.approx((est.prompt_tokens * 1.0 + est.completion_tokens * 2.0) / 1e6)
+    report = generate(ws, chunks=CHUNKS)  # the real run's cost is what the server's usage says
+    assert report.unpriced_calls == 0 and report.cost_usd > 0
+    assert report.cost_usd == pytest.approx((fake.prompt_tokens * 1.0 + fake.completion_tokens * 2.0) / 1e6)
+    assert (report.prompt_tokens, report.completion_tokens) == (fake.prompt_tokens, fake.completion_tokens)
 
 
 def test_a_changed_prompt_is_a_cache_miss(ws: Workspace, fake: FakeOpenAI) -> None:

@@ -97,9 +97,10 @@ def _print_summary(report: GenerationReport) -> None:
         f"pairs  kept {report.pairs_kept}  rejected {report.pairs_rejected}  malformed {report.items_failed}  "
         f"already present {report.pairs_existing}"
     )
+    cost = _money(None) if report.unpriced_calls else f"${report.cost_usd:.4f}"
     out.print(
         f"tokens {report.prompt_tokens + report.completion_tokens:,} "
-        f"({report.prompt_tokens:,} prompt + {report.completion_tokens:,} completion)  cost ${report.cost_usd:.4f}"
+        f"({report.prompt_tokens:,} prompt + {report.completion_tokens:,} completion)  cost {cost}"
     )
     if report.failures:
         reasons = ", ".join(f"{k} ×{v}" for k, v in list(report.failure_reasons.items())[:3])
@@ -134,7 +135,8 @@ class _ProgressBar:
             return
         info = (
             f"pairs {state.pairs}  calls {state.calls}  cached {state.cache_hits}  "
-            f"tokens {state.tokens:,}  ${state.cost_usd:.4f}  errors {state.errors}"
+            f"tokens {state.tokens:,}  {'$?' if state.unpriced_calls else f'${state.cost_usd:.4f}'}  "
+            f"errors {state.errors}"
         )
         self.progress.update(self.task, total=state.chunks_total, completed=state.chunks_done, info=info)
 
