@@ -197,3 +197,9 @@ def test_a_selection_that_matches_nothing_says_so(ws: Workspace, fake: FakeOpenA
     n_zh = fake.calls
     again = runner.invoke(app, ["generate", "-w", str(ws.root), "--docs", "zh/*"])
     assert f"the {n_zh} selected chunk(s) already have pairs" in again.output
+
+
+def test_generate_before_ingest_says_to_ingest(tmp_path: Path, fake: FakeOpenAI) -> None:
+    init_workspace(tmp_path / "empty", dvc=False)
+    result = runner.invoke(app, ["generate", "-w", str(tmp_path / "empty")])
+    assert result.exit_code == 1 and "goldset ingest" in result.output and fake.calls == 0
