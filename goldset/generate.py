@@ -81,7 +81,17 @@ DEFAULT_TYPE_WEIGHTS: dict[str, float] = {
     "unanswerable": 0.10,
 }
 #: What the prompt calls each language; other codes are passed through as they are.
-LANGUAGE_NAMES = {"en": "English", "zh": "Chinese (简体中文)"}
+LANGUAGE_NAMES = {
+    "en": "English",
+    "zh": "Chinese (简体中文)",
+    "ja": "Japanese (日本語)",
+    "ko": "Korean (한국어)",
+    "fr": "French",
+    "de": "German",
+    "es": "Spanish",
+    "pt": "Portuguese",
+    "ru": "Russian",
+}
 #: The type a chunk gets instead of multi_hop when the KB has no second chunk to pair it with.
 MULTI_HOP_FALLBACK = QuestionType.reasoning
 
