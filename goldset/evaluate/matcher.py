@@ -95,12 +95,12 @@ def _anchors(tokens: Sequence[str]) -> tuple[str, ...]:
     All are checked (the check stops at the first one missing, usually a long and so selective word), because
     single CJK characters are weak on their own: eight of them together are not.
     """
-    return tuple(sorted(set(tokens), key=lambda t: (-len(t), t)))
+    return tuple(sorted(set(tokens), key=len, reverse=True))
 
 
 def _blocks(tokens: Sequence[str], size: int) -> tuple[tuple[str, ...], ...]:
     """Anchors of consecutive blocks of ``size`` tokens: a run of >= 2 × size quote tokens holds a whole block."""
-    return tuple(_anchors(tokens[i : i + size]) for i in range(0, len(tokens) - size + 1, size))
+    return tuple(tuple(tokens[i : i + size]) for i in range(0, len(tokens) - size + 1, size))
 
 
 class _View:

@@ -79,6 +79,8 @@ class Scorer:
         self.matcher = Matcher.from_settings(settings)
         self.refusal = compile_patterns(settings.refusal_patterns)
         self.plan = _plan(settings)
+        self._retrieval = [p for p in self.plan if p.family == "retrieval"]
+        self._answer = [p for p in self.plan if p.family != "retrieval"]
         self._no_contexts = RankedRelevance((), (), (), 0, 0)
 
     def score(self, pair: QAPair, sample: RunSample | None) -> SampleScores:
@@ -95,14 +97,12 @@ class Scorer:
             )
             ranked = self.matcher.relevance(pair, sample.contexts) if answerable else self._no_contexts
         metrics: dict[str, float | None] = {}
-        for p in self.plan:
-            if p.family == "retrieval":
-                value = p.fn(ranked, **p.kwargs) if answerable else None
-            else:
-                value = p.fn(answer, **p.kwargs)
-            if failed and value is not None:
-                value = p.worst
-            metrics[p.out] = value
+        for p in self._retrieval:
+            metrics[p.out] = p.fn(ranked, **p.kwargs) if answerable else None
+        for p in self._answer:
+            metrics[p.out] = p.fn(answer, **p.kwargs)
+        if failed:
+            metrics = {p.out: None if metrics[p.out] is None else p.worst for p in self.plan}
         return SampleScores(
             pair_id=pair.id,
             question_type=str(pair.question_type),
