@@ -16,8 +16,7 @@ from goldset.evaluate.metrics.registry import metric
     name="conciseness",
     family="conciseness",
     description="1 if answer tokens <= max_ratio x reference tokens + slack_tokens, else budget / answer tokens.",
-    citation="Length-ratio conciseness as in RAG evaluation practice (e.g. Yu et al., Evaluation of RAG: A Survey, "
-    "2024); goldset's own definition",
+    citation="goldset's own definition: a length budget relative to the reference answer (no standard metric)",
     params={
         "max_ratio": "allowed length relative to the reference (eval.conciseness.max_ratio)",
         "slack_tokens": "tokens allowed on top, so very short references do not punish (eval.conciseness)",
