@@ -203,7 +203,7 @@ class FakeOpenAI:
 
     def start(self) -> FakeOpenAI:
         handler = type("Handler", (_Handler,), {"fake": self})
-        self._server = ThreadingHTTPServer(("127.0.0.1", self._port), handler)
+        self._server = _Server(("127.0.0.1", self._port), handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, name="fake-openai", daemon=True
@@ -324,6 +324,13 @@ class FakeOpenAI:
 
 def _error(message: str, code: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": "invalid_request_error", "param": None, "code": code}}
+
+
+class _Server(ThreadingHTTPServer):
+    # The default listen backlog of 5 drops the SYNs of a burst of new connections; the kernel retries them
+    # after 1 s, 3 s…, which looks like a slow server (30 concurrent first calls took 2 s).
+    request_queue_size = 1024
+    daemon_threads = True
 
 
 class _Handler(BaseHTTPRequestHandler):
