@@ -1,27 +1,49 @@
 """Shared fixtures. ``fake_llm``: a fake OpenAI-compatible server (tests/fake_openai.py) with the environment
 pointing at it, so ``resolve_endpoint(None)`` and ``goldset generate`` talk to it through the real openai client.
+``fake_llm_factory(**options)`` does the same for a server with options (``latency_s``, ``reject_json_schema``,
+``known_models``…). ``no_llm_env`` removes every LLM variable (for "not configured" tests).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from typing import Any
 
 import pytest
 
 from tests.fake_openai import FakeOpenAI
 
-LLM_ENV = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "GOLDSET_MODEL", "GOLDSET_JUDGE_MODEL")
+LLM_ENV = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "GOLDSET_MODEL", "GOLDSET_JUDGE_MODEL", "GOLDSET_EMBEDDING_MODEL")
+
+
+def _point_env_at(monkeypatch: pytest.MonkeyPatch, fake: FakeOpenAI) -> None:
+    monkeypatch.delenv("GOLDSET_EMBEDDING_MODEL", raising=False)
+    monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", fake.api_key)
+    monkeypatch.setenv("GOLDSET_MODEL", "fake-model")
+    monkeypatch.setenv("GOLDSET_JUDGE_MODEL", "fake-judge")
 
 
 @pytest.fixture
 def fake_llm(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeOpenAI]:
     """A started FakeOpenAI; OPENAI_BASE_URL/OPENAI_API_KEY point at it, models are fake-model / fake-judge."""
     with FakeOpenAI() as fake:
-        monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", fake.api_key)
-        monkeypatch.setenv("GOLDSET_MODEL", "fake-model")
-        monkeypatch.setenv("GOLDSET_JUDGE_MODEL", "fake-judge")
+        _point_env_at(monkeypatch, fake)
         yield fake
+
+
+@pytest.fixture
+def fake_llm_factory(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., FakeOpenAI]]:
+    """``make(**FakeOpenAI options)`` starts a server and points the environment at it (the last one made)."""
+    with ExitStack() as stack:
+
+        def make(**options: Any) -> FakeOpenAI:
+            fake = stack.enter_context(FakeOpenAI(**options))
+            _point_env_at(monkeypatch, fake)
+            return fake
+
+        yield make
 
 
 @pytest.fixture

@@ -293,22 +293,19 @@ def test_missing_usage_is_estimated_and_prices_give_cost(fake_llm: FakeOpenAI, m
     assert stats.unpriced_calls == 0
 
 
-def test_concurrency_is_bounded_at_the_server(monkeypatch: pytest.MonkeyPatch) -> None:
-    with FakeOpenAI(latency_s=0.05) as fake:
-        fake.add_responder("answer", answer_responder)
-        monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
-        monkeypatch.setenv("OPENAI_API_KEY", fake.api_key)
-        monkeypatch.setenv("GOLDSET_MODEL", "m")
-        endpoint = resolve_endpoint(None, overrides={"concurrency": 3})
+def test_concurrency_is_bounded_at_the_server(fake_llm_factory: Any) -> None:
+    fake = fake_llm_factory(latency_s=0.05)
+    fake.add_responder("answer", answer_responder)
+    endpoint = resolve_endpoint(None, overrides={"concurrency": 3})
 
-        async def go() -> list[Any]:
-            async with LLMClient(endpoint) as llm:
-                return await asyncio.gather(
-                    *(llm.complete_json(msgs(f"q{i}"), Answer, schema_name="answer") for i in range(12))
-                )
+    async def go() -> list[Any]:
+        async with LLMClient(endpoint) as llm:
+            return await asyncio.gather(
+                *(llm.complete_json(msgs(f"q{i}"), Answer, schema_name="answer") for i in range(12))
+            )
 
-        assert all(r.ok for r in run(go()))
-        assert fake.max_in_flight == 3
+    assert all(r.ok for r in run(go()))
+    assert fake.max_in_flight == 3
 
 
 def test_api_key_never_reaches_the_journal(fake_llm: FakeOpenAI, tmp_path: Path) -> None:
