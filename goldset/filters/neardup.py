@@ -81,20 +81,26 @@ def shingle_hashes(texts: Sequence[str], k: int = 3) -> tuple[np.ndarray, np.nda
 
 
 def minhash_signatures(texts: Sequence[str], params: LSHParams) -> np.ndarray:
-    """MinHash signatures, shape (len(texts), num_perm), uint32, of canonical texts."""
+    """MinHash signatures, shape (len(texts), num_perm), uint32, of canonical texts.
+
+    Permutation p maps a shingle's 32-bit hash x to ``a_p * x + b_p mod 2^32`` (``a_p`` odd: a bijection);
+    32-bit arithmetic halves the memory traffic of the 64-bit version, which dominates the cost.
+    """
     import numpy as np
 
     if not texts:
         return np.zeros((0, params.num_perm), dtype=np.uint32)
-    hashes, counts = shingle_hashes(texts, params.shingle)
+    hashes64, counts = shingle_hashes(texts, params.shingle)
+    hashes = (hashes64 >> np.uint64(32)).astype(np.uint32)
     starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
     rng = np.random.default_rng(params.seed)
-    a = rng.integers(1, 2**63, size=params.num_perm, dtype=np.uint64) | np.uint64(1)
-    b = rng.integers(0, 2**63, size=params.num_perm, dtype=np.uint64)
+    a = rng.integers(1, 2**32, size=params.num_perm, dtype=np.uint64).astype(np.uint32) | np.uint32(1)
+    b = rng.integers(0, 2**32, size=params.num_perm, dtype=np.uint64).astype(np.uint32)
     sig = np.empty((len(texts), params.num_perm), dtype=np.uint32)
-    shift = np.uint64(32)
+    h = np.empty_like(hashes)
     for p in range(params.num_perm):
-        h = ((hashes * a[p] + b[p]) >> shift).astype(np.uint32)
+        np.multiply(hashes, a[p], out=h)
+        np.add(h, b[p], out=h)
         sig[:, p] = np.minimum.reduceat(h, starts)
     return sig
 
@@ -119,7 +125,8 @@ def _bucket_pairs(keys: np.ndarray, max_bucket: int) -> np.ndarray:
     """Candidate index pairs (i < j) sharing a bucket in any band, as one array of shape (k, 2), unique.
 
     A bucket of up to ``max_bucket`` texts yields all its pairs; a larger one (a boilerplate shingle set
-    shared by many texts) yields a chain plus a star, which union-find still joins when they verify.
+    shared by many texts) yields a chain plus a star, which union-find still joins when they verify. All of it
+    vectorised: for each distance d, the pairs (k-th, k+d-th) of sorted bucket members.
     """
     import numpy as np
 
@@ -129,30 +136,45 @@ def _bucket_pairs(keys: np.ndarray, max_bucket: int) -> np.ndarray:
         col = keys[:, band]
         order = np.argsort(col, kind="stable")
         sk = col[order]
-        same = sk[1:] == sk[:-1]
-        if not same.any():
+        new_run = np.concatenate([[True], sk[1:] != sk[:-1]])
+        run_id = np.cumsum(new_run) - 1
+        run_start = np.flatnonzero(new_run)
+        run_len = np.diff(np.concatenate([run_start, [n]]))
+        length = run_len[run_id]  # length of the run each sorted position is in
+        shared = np.flatnonzero(length > 1)  # most texts are alone in their bucket: drop them at once
+        if not len(shared):
             continue
-        # Runs of equal keys: start index and length.
-        boundaries = np.flatnonzero(np.concatenate([[True], ~same, [True]]))
-        starts, ends = boundaries[:-1], boundaries[1:]
-        lengths = ends - starts
-        two = starts[lengths == 2]
-        if len(two):
-            out.append(np.stack([order[two], order[two + 1]], axis=1))
-        for s, e in zip(starts[lengths > 2], ends[lengths > 2], strict=True):
-            members = np.sort(order[s:e])
-            if len(members) <= max_bucket:
-                ii, jj = np.triu_indices(len(members), k=1)
-                out.append(np.stack([members[ii], members[jj]], axis=1))
-            else:
-                out.append(np.stack([members[:-1], members[1:]], axis=1))
-                out.append(np.stack([np.full(len(members) - 1, members[0]), members[1:]], axis=1))
+        length = length[shared]
+        pos = shared - run_start[run_id[shared]]  # position within its run
+        small = length <= max_bucket
+        # Pairs at distance d inside a run: (idx, idx + d) for positions with pos + d < run length.
+        sel = np.arange(len(shared))
+        d = 1
+        while len(sel):
+            sel = sel[(pos[sel] + d < length[sel]) & (small[sel] | (d == 1))]
+            if not len(sel):
+                break
+            out.append(np.stack([order[shared[sel]], order[shared[sel] + d]], axis=1))
+            d += 1
+        big = shared[~small & (pos > 0)]
+        if len(big):  # star: every member of a huge bucket with the bucket's first member
+            out.append(np.stack([order[run_start[run_id[big]]], order[big]], axis=1))
     if not out:
         return np.zeros((0, 2), dtype=np.int64)
     pairs = np.concatenate(out).astype(np.int64)
     pairs.sort(axis=1)
-    code = np.unique(pairs[:, 0] * n + pairs[:, 1])
+    code = _sorted_unique(pairs[:, 0] * n + pairs[:, 1])
     return np.stack([code // n, code % n], axis=1)
+
+
+def _sorted_unique(values: np.ndarray) -> np.ndarray:
+    """Sorted distinct values; a plain sort beats np.unique's hash path on millions of int64 here."""
+    import numpy as np
+
+    if not len(values):
+        return values
+    values = np.sort(values)
+    return values[np.concatenate([[True], values[1:] != values[:-1]])]
 
 
 def verify(a: Sequence[str], b: Sequence[str]) -> np.ndarray:
@@ -263,7 +285,7 @@ class SentenceIndex:
             return found
         qi = np.concatenate(qi_parts).astype(np.int64)
         si = np.concatenate(si_parts).astype(np.int64)
-        code = np.unique(qi * len(self.sentences) + si)
+        code = _sorted_unique(qi * len(self.sentences) + si)
         qi, si = code // len(self.sentences), code % len(self.sentences)
         sims = verify([canon[q] for q in qi], [self._canon[s] for s in si])
         for q, s, sim in zip(qi.tolist(), si.tolist(), sims.tolist(), strict=True):

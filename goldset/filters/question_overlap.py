@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pydantic import Field
 
 from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, evidence_texts, result
-from goldset.filters.textsim import best_edit_match, canonical, containment, source_profile
+from goldset.filters.textsim import best_edit_match, ngrams, sentence_grams, source_profile
 from goldset.schema import CheckResult, QAPair
 from goldset.text import tokenize
 
@@ -30,27 +30,36 @@ class Settings(CheckSettings):
 
 
 def check(pair: QAPair, chunks: ChunkMap, settings: Settings, kb_sentences: Sequence[str] = ()) -> CheckResult:
-    """``kb_sentences``: near-matching sentences of other chunks, found by the pipeline's sentence index."""
+    """``kb_sentences``: near-matching sentences of other chunks, found by the pipeline's sentence index.
+
+    Containment here is over distinct n-grams: the share of the question's n-gram set inside one sentence's.
+    """
     sentences: list[str] = []
-    sentence_tokens: list[tuple[str, ...]] = []
     canon: list[str] = []
+    gram_sets: list[frozenset[tuple[str, ...]]] = []
+    q_tokens = tokenize(pair.question)
+    use_containment = len(q_tokens) >= settings.min_tokens_for_containment
+    n = settings.ngram
     for text in evidence_texts(pair, chunks):
         prof = source_profile(text)
         sentences.extend(prof.sentences)
-        sentence_tokens.extend(prof.sentence_tokens)
         canon.extend(prof.sentences_canonical)
+        if use_containment:
+            gram_sets.extend(sentence_grams(text, n))
     if settings.whole_kb:
         for s in kb_sentences:
+            toks = tokenize(s)
             sentences.append(s)
-            sentence_tokens.append(tuple(tokenize(s)))
-            canon.append(canonical(s))
+            canon.append(" ".join(toks))
+            if use_containment:
+                gram_sets.append(frozenset(ngrams(toks, n)))
     if not sentences:
         return result(True, None, "no source sentences to compare with")
-    sim, best = best_edit_match(pair.question, sentences, canon)
-    q_tokens = tokenize(pair.question)
+    sim, best = best_edit_match(" ".join(q_tokens), sentences, canon, query_is_canonical=True)
     cont = 0.0
-    if len(q_tokens) >= settings.min_tokens_for_containment:
-        cont = max(containment(q_tokens, toks, settings.ngram) for toks in sentence_tokens)
+    if use_containment and gram_sets:
+        q_grams = set(ngrams(q_tokens, n))
+        cont = max(len(q_grams & g) for g in gram_sets) / len(q_grams)
     score = max(sim, cont)
     if sim >= settings.max_similarity:
         return result(False, score, f"question is {sim:.0%} similar to source sentence {best[:80]!r}")

@@ -122,16 +122,21 @@ def sentence_windows(sentences: Sequence[str], width: int = 3) -> list[str]:
 
 
 def best_edit_match(
-    text: str, candidates: Sequence[str], canonical_candidates: Sequence[str] | None = None
+    text: str,
+    candidates: Sequence[str],
+    canonical_candidates: Sequence[str] | None = None,
+    *,
+    query_is_canonical: bool = False,
 ) -> tuple[float, str]:
     """The candidate most similar to ``text`` by :func:`edit_similarity` and its score (0.0, '' when none).
 
-    ``canonical_candidates`` (the candidates already through :func:`canonical`) saves recomputing them.
+    ``canonical_candidates`` (the candidates already through :func:`canonical`) saves recomputing them, and
+    ``query_is_canonical`` says ``text`` is canonical already.
     """
     from rapidfuzz import fuzz, process
 
-    query = canonical(text)
-    choices = list(canonical_candidates) if canonical_candidates is not None else [canonical(c) for c in candidates]
+    query = text if query_is_canonical else canonical(text)
+    choices = canonical_candidates if canonical_candidates is not None else [canonical(c) for c in candidates]
     if not query or not choices:
         return 0.0, ""
     hit = process.extractOne(query, choices, scorer=fuzz.ratio)
@@ -170,6 +175,12 @@ def _grams(tokens: tuple[str, ...], n: int) -> frozenset[tuple[str, ...]]:
     return frozenset(ngrams(tokens, n))
 
 
+@lru_cache(maxsize=16384)
+def sentence_grams(text: str, n: int) -> tuple[frozenset[tuple[str, ...]], ...]:
+    """The n-gram set of each sentence of a source text (cached like :func:`source_profile`)."""
+    return tuple(frozenset(ngrams(toks, n)) for toks in source_profile(text).sentence_tokens)
+
+
 @lru_cache(maxsize=4096)
 def source_profile(text: str) -> SourceProfile:
     """Cached :class:`SourceProfile` of a chunk text (an LRU cache: a filter run sees each chunk many times)."""
@@ -199,6 +210,7 @@ __all__ = [
     "ngrams",
     "normalize",
     "normalized_contains",
+    "sentence_grams",
     "sentence_windows",
     "source_profile",
     "split_sentences",

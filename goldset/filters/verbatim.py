@@ -32,24 +32,27 @@ class Settings(CheckSettings):
     min_answer_tokens: int = Field(8, ge=0, description="Shorter answers pass: too short to judge copying.")
 
 
-def measure(answer: str, sources: list[str], settings: Settings) -> dict[str, float]:
+def measure(answer: str, sources: list[str], settings: Settings, tokens: list[str] | None = None) -> dict[str, float]:
     """The three copy measures of ``answer`` against the evidence ``sources`` (each in [0, 1])."""
-    tokens = tokenize(answer)
+    if tokens is None:
+        tokens = tokenize(answer)
     best = {"containment": 0.0, "lcs": 0.0, "edit": 0.0}
     if not tokens:
         return best
     n = max(1, min(settings.ngram, len(tokens)))
     grams = ngrams(tokens, n)
-    windows: list[str] = []
-    canon: list[str] = []
-    for text in sources:
-        prof = source_profile(text)
+    profiles = [source_profile(text) for text in sources]
+    for prof in profiles:
         have = prof.grams(n)
         best["containment"] = max(best["containment"], sum(1 for g in grams if g in have) / len(grams))
         best["lcs"] = max(best["lcs"], longest_common_run(tokens, prof.tokens, prof.positions) / len(tokens))
-        windows.extend(prof.windows)
-        canon.extend(prof.windows_canonical)
-    best["edit"], _ = best_edit_match(answer, windows, canon)
+    if len(profiles) == 1:  # the common case: no copies of the window lists
+        windows, canon = profiles[0].windows, profiles[0].windows_canonical
+    else:
+        windows = tuple(w for prof in profiles for w in prof.windows)
+        canon = tuple(w for prof in profiles for w in prof.windows_canonical)
+    # canonical(answer) is its tokens joined by spaces: no second tokenisation.
+    best["edit"], _ = best_edit_match(" ".join(tokens), windows, canon, query_is_canonical=True)
     return best
 
 
@@ -57,10 +60,10 @@ def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:
     sources = evidence_texts(pair, chunks)
     if not sources:
         return result(True, None, "no evidence to compare with")
-    n_tokens = len(tokenize(pair.answer))
-    if n_tokens < settings.min_answer_tokens:
-        return result(True, 0.0, f"answer has {n_tokens} tokens (< {settings.min_answer_tokens}); not judged")
-    m = measure(pair.answer, sources, settings)
+    tokens = tokenize(pair.answer)
+    if len(tokens) < settings.min_answer_tokens:
+        return result(True, 0.0, f"answer has {len(tokens)} tokens (< {settings.min_answer_tokens}); not judged")
+    m = measure(pair.answer, sources, settings, tokens)
     over = []
     if m["containment"] >= settings.max_containment:
         over.append(f"{m['containment']:.0%} of answer {settings.ngram}-grams are in the evidence")

@@ -1,0 +1,427 @@
+"""Benchmark: near-duplicate detection and the copy checks over 100,000 synthetic questions from the real docs.
+
+Questions are built from sentences of ``../shared/kb`` (English 0.120.0 + 0.141.1 and Chinese 0.141.1, chunked
+with goldset's own chunker): a *base* question joins spans of two random KB sentences into a question template
+(English or Chinese); 40% of bases get 1-4 *near-duplicates* made by realistic edits (case and punctuation, two
+adjacent words or characters swapped, a synonym or a dropped function word, a prefix such as "In FastAPI," or
+"请问"). Those groups are the known truth. Each pair's answer is either a copy of its sentence (30%) or a
+reshuffled rewrite, and its evidence chunk is the chunk the sentence came from.
+
+Measured: wall time of duplicate detection at 10k / 30k / 100k questions (growth), precision and recall of the
+pairs it groups against the known groups, several LSH settings, datasketch's MinHash for comparison, the verbatim
+check (each pair against its own chunk), the question–source overlap check (against an LSH index of every KB
+sentence), and peak memory (max RSS).
+
+Run: ``.venv/bin/python benchmarks/bench_filters.py`` (writes the ``## filters`` section of RESULTS.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import random
+import re
+import resource
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+from goldset.filters import question_overlap, verbatim
+from goldset.filters.neardup import LSHParams, SentenceIndex, duplicate_groups
+from goldset.filters.textsim import edit_similarity, split_sentences
+from goldset.io import atomic_write_text
+from goldset.kb.chunker import chunk_document
+from goldset.schema import Evidence, QAPair
+from goldset.text import has_cjk, tokenize
+
+HERE = Path(__file__).resolve().parent
+KB = HERE.parent.parent / "shared" / "kb"
+RESULTS = HERE / "RESULTS.md"
+SECTION = "## filters"
+THRESHOLD = 0.85
+
+EN_TEMPLATES = [
+    "How does {a} relate to {b}?",
+    "What happens to {a} when {b}?",
+    "Why is {a} needed for {b}?",
+    "In which case does {a} apply, given {b}?",
+    "What is the role of {a} in {b}?",
+    "When should I use {a} with {b}?",
+]
+ZH_TEMPLATES = ["{a}和{b}有什么关系？", "为什么{a}需要{b}？", "在{b}时，{a}会怎样？", "{a}在{b}中起什么作用？"]
+EN_SYNONYMS = {
+    "how": "in what way", "what": "which", "use": "apply", "needed": "required", "happens": "occurs",
+    "role": "purpose", "should": "would", "does": "can", "when": "whenever", "relate": "connect",
+}  # fmt: skip
+ZH_SYNONYMS = {"什么": "啥", "为什么": "为何", "需要": "要", "作用": "用处", "关系": "联系", "怎样": "如何"}
+EN_PREFIXES = ["In FastAPI, ", "Quick question: ", "Tell me: "]
+ZH_PREFIXES = ["请问", "在 FastAPI 中，", "想知道："]
+_CODE = re.compile(r"^\s*(\{\*|```|\||//|#|import |from |def |class |@|\$|>)")
+
+
+def kb_chunks() -> list[Any]:
+    chunks = []
+    for sub in ("fastapi-en-0.120.0", "fastapi-en-0.141.1", "fastapi-zh-0.141.1"):
+        root = KB / sub
+        for path in sorted(root.rglob("*.md")):
+            chunks += chunk_document(path.read_text(encoding="utf-8"), f"{sub}/{path.relative_to(root).as_posix()}")
+    if not chunks:
+        sys.exit(f"no documents under {KB}")
+    return chunks
+
+
+def prose_sentences(chunks: list[Any]) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
+    """(chunk index, sentence) of prose sentences, English and Chinese apart."""
+    en, zh = [], []
+    for ci, c in enumerate(chunks):
+        for s in split_sentences(c.text):
+            if _CODE.match(s):
+                continue
+            s = re.sub(r"[*`\[\]]|\(http[^)]*\)", "", s).strip()
+            n = len(tokenize(s))
+            if has_cjk(s) and 8 <= n <= 60:
+                zh.append((ci, s))
+            elif not has_cjk(s) and 6 <= n <= 40:
+                en.append((ci, s))
+    return en, zh
+
+
+def span(rng: random.Random, sentence: str, lo: int, hi: int, cjk: bool) -> str:
+    units = list(re.sub(r"\s+", "", sentence).rstrip("。！？；：，") if cjk else sentence.rstrip(".!?:;,").split())
+    k = min(len(units), rng.randint(lo, hi))
+    start = rng.randint(0, len(units) - k)
+    piece = units[start : start + k]
+    return "".join(piece) if cjk else " ".join(piece)
+
+
+def mutate(rng: random.Random, text: str, cjk: bool) -> str:
+    """1-2 realistic edits that keep the question the same question."""
+    for _ in range(rng.choice((1, 1, 2))):
+        kind = rng.choice(("case", "swap", "synonym", "prefix"))
+        if cjk:
+            if kind == "case":
+                text = text.replace("？", "?") if "？" in text else text + "？"
+            elif kind == "swap":
+                chars = list(text)
+                i = rng.randrange(len(chars) - 2)
+                chars[i], chars[i + 1] = chars[i + 1], chars[i]
+                text = "".join(chars)
+            elif kind == "synonym":
+                options = [k for k in ZH_SYNONYMS if k in text]
+                if options:
+                    k = rng.choice(options)
+                    text = text.replace(k, ZH_SYNONYMS[k], 1)
+                else:
+                    text = text.replace("的", "", 1)
+            else:
+                text = rng.choice(ZH_PREFIXES) + text
+        else:
+            words = text.split()
+            if kind == "case":
+                text = text.lower().rstrip("?") if rng.random() < 0.5 else text.rstrip("?") + " ?"
+            elif kind == "swap" and len(words) > 3:
+                i = rng.randrange(1, len(words) - 2)
+                words[i], words[i + 1] = words[i + 1], words[i]
+                text = " ".join(words)
+            elif kind == "synonym":
+                options = [i for i, w in enumerate(words) if w.lower() in EN_SYNONYMS]
+                if options:
+                    i = rng.choice(options)
+                    words[i] = EN_SYNONYMS[words[i].lower()]
+                else:
+                    words = [w for w in words if w.lower() not in ("the", "a", "an")] or words
+                text = " ".join(words)
+            else:
+                text = rng.choice(EN_PREFIXES) + text[0].lower() + text[1:]
+    return text
+
+
+def build(rng: random.Random, chunks: list[Any], n: int) -> tuple[list[str], list[int], list[tuple[int, str]]]:
+    """Questions, their known group ids, and (chunk index, source sentence) per question."""
+    en, zh = prose_sentences(chunks)
+    texts: list[str] = []
+    groups: list[int] = []
+    sources: list[tuple[int, str]] = []
+    g = 0
+    while len(texts) < n:
+        cjk = rng.random() < 0.3
+        pool, templates = (zh, ZH_TEMPLATES) if cjk else (en, EN_TEMPLATES)
+        (ci, sa), (_, sb) = rng.choice(pool), rng.choice(pool)
+        lo_a, hi_a, lo_b, hi_b = (7, 14, 5, 10) if cjk else (5, 10, 4, 8)
+        base = rng.choice(templates).format(a=span(rng, sa, lo_a, hi_a, cjk), b=span(rng, sb, lo_b, hi_b, cjk))
+        size = 1 if rng.random() < 0.6 else rng.choice((2, 2, 2, 3, 3, 4, 5))
+        for k in range(size):
+            if len(texts) >= n:
+                break
+            texts.append(base if k == 0 else mutate(rng, base, cjk))
+            groups.append(g)
+            sources.append((ci, sa))
+        g += 1
+    return texts, groups, sources
+
+
+def answer_for(rng: random.Random, sentence: str) -> str:
+    """30% a copy of the source sentence, else a reshuffled rewrite (blocks of words in another order)."""
+    if rng.random() < 0.3:
+        return sentence
+    if has_cjk(sentence):
+        chars = list(re.sub(r"\s+", "", sentence))
+        blocks = [chars[i : i + 3] for i in range(0, len(chars), 3)]
+        rng.shuffle(blocks)
+        return "".join("".join(b) for b in blocks)
+    words = sentence.split()
+    blocks = [words[i : i + 2] for i in range(0, len(words), 2)]
+    rng.shuffle(blocks)
+    return "In short, " + " ".join(" ".join(b) for b in blocks)
+
+
+def pair_sets(labels: list[int]) -> set[tuple[int, int]]:
+    by: dict[int, list[int]] = {}
+    for i, g in enumerate(labels):
+        by.setdefault(g, []).append(i)
+    return {(a, b) for members in by.values() for a, b in combinations(members, 2)}
+
+
+def peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def run_dedup(texts: list[str], params: LSHParams) -> tuple[float, list[list[int]], int]:
+    t0 = time.perf_counter()
+    found, pairs = duplicate_groups(texts, THRESHOLD, params)
+    return time.perf_counter() - t0, found, len(pairs)
+
+
+def quality(texts: list[str], truth: list[int], found: list[list[int]]) -> dict[str, float]:
+    """Pairwise precision/recall of the grouping.
+
+    The truth is the known groups, merged where two of them are linked by a pair that really is ≥ THRESHOLD
+    similar (verified exactly: the generator made the same question twice by chance). Such links are only known
+    when the index found them, so the merged truth never adds a pair the index missed. The strict figures use
+    the known groups alone.
+    """
+    pred = {(a, b) for grp in found for a, b in combinations(grp, 2)}
+    known = pair_sets(truth)
+    tp_known = len(pred & known)
+    close = {p for p in known if edit_similarity(texts[p[0]], texts[p[1]]) >= THRESHOLD}
+    accidental = [(a, b) for a, b in pred - known if edit_similarity(texts[a], texts[b]) >= THRESHOLD]
+    # Merge the known groups along the accidental links.
+    parent = {g: g for g in set(truth)}
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in accidental:
+        ra, rb = find(truth[a]), find(truth[b])
+        if ra != rb:
+            parent[rb] = ra
+    merged = [find(g) for g in truth]
+    true = pair_sets(merged)
+    tp = len(pred & true)
+    return {
+        "precision": tp / len(pred) if pred else 1.0,
+        "recall": tp / len(true) if true else 1.0,
+        "precision_known": tp_known / len(pred) if pred else 1.0,
+        "recall_known": tp_known / len(known) if known else 1.0,
+        "recall_close": len(pred & close) / len(close) if close else 1.0,
+        "true_pairs": len(true),
+        "known_pairs": len(known),
+        "pred_pairs": len(pred),
+        "accidental": len(accidental),
+    }
+
+
+def bench_datasketch(texts: list[str], params: LSHParams) -> float | None:
+    """datasketch MinHash + MinHashLSH on the same shingles (None if it is not installed)."""
+    try:
+        from datasketch import MinHash, MinHashLSH
+    except ImportError:
+        return None
+    from goldset.filters.textsim import canonical
+
+    t0 = time.perf_counter()
+    lsh = MinHashLSH(num_perm=params.num_perm, params=(params.bands, params.rows))
+    for i, t in enumerate(texts):
+        c = canonical(t)
+        m = MinHash(num_perm=params.num_perm)
+        m.update_batch([c[j : j + params.shingle].encode("utf-8") for j in range(max(1, len(c) - params.shingle + 1))])
+        lsh.query(m)
+        lsh.insert(str(i), m)
+    return time.perf_counter() - t0
+
+
+def machine() -> str:
+    cpu = "unknown CPU"
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            cpu = line.split(":", 1)[1].strip()
+            break
+    nproc = subprocess.run(["nproc"], capture_output=True, text=True, check=False).stdout.strip()
+    now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return f"Machine: {nproc} CPUs (nproc), {cpu}, Python {platform.python_version()}; {now}."
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("-n", type=int, default=100_000)
+    ap.add_argument("--no-write", action="store_true")
+    args = ap.parse_args()
+    rng = random.Random(20261129)
+    rss0 = peak_rss_mib()
+    chunks = kb_chunks()
+    texts, truth, sources = build(rng, chunks, args.n)
+    n_groups = len(set(truth))
+    dup_groups = sum(1 for g, c in _counts(truth).items() if c > 1)
+    print(f"{len(chunks)} chunks; {len(texts)} questions in {n_groups} known groups ({dup_groups} with duplicates)")
+
+    default = LSHParams()
+    rows: list[str] = []
+    times: dict[int, float] = {}
+    rss_before = peak_rss_mib()
+    for size in (10_000, 30_000, args.n):
+        if size > args.n:
+            continue
+        t, found, _ = run_dedup(texts[:size], default)
+        times[size] = t
+        q = quality(texts[:size], truth[:size], found)
+        rows.append(
+            f"| {size:,} | {t:.2f} s | {q['precision']:.3f} | {q['recall']:.3f} | {q['precision_known']:.3f} | "
+            f"{q['recall_known']:.3f} | {q['recall_close']:.3f} | {q['pred_pairs']:,} / {q['known_pairs']:,} | "
+            f"{q['accidental']:,} |"
+        )
+        print(rows[-1], flush=True)
+    dedup_rss = peak_rss_mib()
+
+    settings_rows = []
+    candidates = [LSHParams(64, 16), LSHParams(80, 16), LSHParams(100, 20), LSHParams(120, 20)]
+    candidates.append(LSHParams(120, 20, shingle=4))
+    for p in candidates:
+        t, found, _ = run_dedup(texts, p)
+        q = quality(texts, truth, found)
+        settings_rows.append(
+            f"| {p.num_perm} / {p.bands} × {p.rows} / {p.shingle} | {t:.2f} s | {q['precision']:.3f} | "
+            f"{q['recall']:.3f} | {q['recall_close']:.3f} |"
+        )
+        print(settings_rows[-1], flush=True)
+
+    ds_n = 5_000
+    ds = bench_datasketch(texts[:ds_n], default)
+    ours_small, _, _ = run_dedup(texts[:ds_n], default)
+    print(f"datasketch {ds_n}: {ds}; ours {ours_small:.2f}", flush=True)
+
+    # The copy checks: each pair against its own evidence chunk.
+    pairs = [
+        QAPair(
+            id=f"qa-{i:06d}", question=q, answer=answer_for(rng, sent), question_type="factual",
+            evidence=[Evidence(chunk_id=chunks[ci].id, doc_id=chunks[ci].doc_id, quote=sent)],
+        )
+        for i, (q, (ci, sent)) in enumerate(zip(texts, sources, strict=True))
+    ]  # fmt: skip
+    by_id = {c.id: c for c in chunks}
+    vs = verbatim.Settings()
+    t0 = time.perf_counter()
+    verdicts = [verbatim.check(p, by_id, vs) for p in pairs]
+    t_verbatim = time.perf_counter() - t0
+    copies = sum(1 for v in verdicts if not v.passed)
+    print(f"verbatim: {t_verbatim:.2f} s, {copies} copies flagged", flush=True)
+
+    qs = question_overlap.Settings()
+    t0 = time.perf_counter()
+    index = SentenceIndex([s for c in chunks for s in split_sentences(c.text)])
+    t_index = time.perf_counter() - t0
+    hits = index.query_many([p.question for p in pairs], threshold=0.5)
+    t_query = time.perf_counter() - t0 - t_index
+    overlap = [
+        question_overlap.check(p, by_id, qs, [index.sentences[i] for i, _ in h])
+        for p, h in zip(pairs, hits, strict=True)
+    ]
+    t_overlap = time.perf_counter() - t0
+    flagged = sum(1 for v in overlap if not v.passed)
+    print(f"overlap: index {t_index:.2f} s ({len(index)} sentences), query {t_query:.2f} s, total {t_overlap:.2f} s")
+    total_rss = peak_rss_mib()
+    load = " / ".join(Path("/proc/loadavg").read_text().split()[:3]) + " (1/5/15 min; the 2 CPUs are shared)"
+
+    growth = ""
+    if 10_000 in times and args.n in times:
+        ratio = times[args.n] / times[10_000]
+        growth = (
+            f"Growth 10k → {args.n // 1000}k: ×{ratio:.1f} time for ×{args.n / 10_000:.0f} questions "
+            f"(quadratic would be ×{(args.n / 10_000) ** 2:.0f})."
+        )
+    ds_line = (
+        f"datasketch (MinHash.update_batch + MinHashLSH, same shingles and bands) on the first {ds_n:,} questions: "
+        f"{ds:.2f} s vs ours {ours_small:.2f} s (×{ds / ours_small:.0f}); linear extrapolation to 100k: "
+        f"~{ds * 100_000 / ds_n:.0f} s."
+        if ds is not None
+        else "datasketch not installed: no comparison."
+    )
+    text = f"""{SECTION}
+{machine()} Script: `benchmarks/bench_filters.py`.
+
+{len(texts):,} synthetic questions from {len(chunks)} chunks of `shared/kb` (en 0.120.0 + 0.141.1, zh 0.141.1): two
+spans of random KB sentences in a question template (30% Chinese); 40% of bases got 1-4 near-duplicates by realistic
+edits (case/punctuation, swapped neighbours, a synonym or dropped article, a prefix like "In FastAPI,"/"请问") =
+{dup_groups:,} known duplicate groups. Duplicate = normalised Indel similarity ≥ {THRESHOLD} of canonical text; LSH
+picks candidates, every candidate is verified exactly. Precision/recall over question pairs vs the known groups;
+"recall ≥ thr" counts only known pairs whose similarity really is ≥ {THRESHOLD} (the index's own recall).
+"accidental links" = grouped pairs outside the known groups that are nonetheless ≥ {THRESHOLD} similar (the generator
+made the same question twice by chance); precision and recall use the known groups merged along those links, the
+"known only" columns the known groups alone (an accidental link between groups of 3 and 4 costs 12 "wrong" pairs there).
+
+Duplicate detection, default settings (100 permutations, 20 bands × 5 rows, character 3-grams):
+
+| questions | wall | precision | recall | precision (known only) | recall (known only) | recall ≥ thr | \
+grouped / known pairs | accidental links |
+|---|---|---|---|---|---|---|---|---|
+{chr(10).join(rows)}
+
+{growth}
+
+LSH settings at {len(texts):,} questions (permutations / bands × rows / shingle):
+
+| setting | wall | precision | recall | recall ≥ thr |
+|---|---|---|---|---|
+{chr(10).join(settings_rows)}
+
+{ds_line}
+
+Copy checks over all {len(pairs):,} pairs (30% of answers copy their sentence):
+
+| check | wall | flagged |
+|---|---|---|
+| verbatim (3-gram containment, longest run, best sentence-window similarity vs own chunk) | \
+{t_verbatim:.2f} s | {copies:,} |
+| question–source overlap: index of {len(index):,} KB sentences (build {t_index:.2f} s), batched LSH query \
+({t_query:.2f} s), then the check | {t_overlap:.2f} s | {flagged:,} |
+
+Duplicates + verbatim at {len(texts):,}: {times.get(args.n, 0) + t_verbatim:.2f} s (target < 10 s); with the
+question–source overlap as well: {times.get(args.n, 0) + t_verbatim + t_overlap:.2f} s. Load average during the run:
+{load}.
+Peak memory (max RSS of the process): {rss0:.0f} MiB at start, {rss_before:.0f} MiB with the data built,
+{dedup_rss:.0f} MiB after duplicate detection at {len(texts):,}, {total_rss:.0f} MiB at the end.
+"""
+    print(text)
+    if not args.no_write:
+        current = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
+        pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |\Z)", re.S | re.M)
+        block = text.rstrip() + "\n\n"
+        new = pattern.sub(lambda _: block, current) if pattern.search(current) else current.rstrip() + "\n\n" + block
+        atomic_write_text(RESULTS, new)
+
+
+def _counts(labels: list[int]) -> dict[int, int]:
+    out: dict[int, int] = {}
+    for g in labels:
+        out[g] = out.get(g, 0) + 1
+    return out
+
+
+if __name__ == "__main__":
+    main()
