@@ -20,6 +20,9 @@ answers), ``"malformed"`` (content is not JSON), ``"schema"`` (JSON that violate
 ``"no_usage"`` (no usage field), ``"401"``, ``"400"``, ``"404"``, ``"ratelimit_headers"`` (success with
 ``x-ratelimit-remaining-requests: 0`` and a reset time). Switches: ``reject_json_schema`` / ``reject_json_object``
 answer 400 to those response formats (to test the fallback); ``known_models`` answers 404 to other models.
+``Fault(kind, retry_after=, delay=, reset=, message=, code=)`` tunes one fault (e.g. ``Fault("429",
+code="insufficient_quota")``). ``max_in_flight`` is the most chat requests handled at once (to check a
+concurrency bound).
 
 Use in-process::
 
@@ -27,7 +30,9 @@ Use in-process::
         fake.add_responder("qa_pairs", my_responder)
         ...  # OPENAI_BASE_URL=fake.base_url, OPENAI_API_KEY=fake.api_key
 
-or as a separate process (for kill -9 resume tests, where the server must outlive the killed client)::
+For a kill -9 resume test the simplest setup is this in-process server plus the client (e.g. ``goldset
+generate``) in a subprocess that the test kills (see tests/test_llm_journal.py); the server, its counters and
+recorded requests survive. The server can also run as a separate process::
 
     python tests/fake_openai.py --port 0 --responder qa_pairs=tests.responders:qa_responder [--latency 0.05]
 
