@@ -12,7 +12,7 @@ from goldset.evaluate.metrics.system import error_rate, mean, percentile, sample
 
 def test_every_metric_has_a_description_and_a_citation() -> None:
     metrics = list_metrics()
-    assert {m.family for m in metrics} == set(FAMILIES)
+    assert {"retrieval", "lexical", "refusal", "conciseness", "system"} <= {m.family for m in metrics} <= set(FAMILIES)
     for m in metrics:
         assert len(m.description) > 20, m.name
         assert m.citation.strip(), m.name

@@ -210,3 +210,17 @@ def test_score_sample_follows_changed_settings() -> None:
     settings.ks = [2]
     metrics = score_sample(p, smp, settings).metrics
     assert "recall@2" in metrics and "recall@1" not in metrics
+
+
+def test_a_pair_citing_two_documents_counts_for_both() -> None:
+    two = QAPair(
+        id="p2d", question="?", answer="a", question_type="comparison",
+        evidence=[Evidence(chunk_id="c1", doc_id="d1", quote=EN_QUOTE), Evidence(chunk_id="c2", doc_id="d2",
+                  quote=ZH_QUOTE)],
+    )  # fmt: skip
+    one = pair("p1", doc="d1")
+    samples = {"p2d": sample("p2d", "a", [ZH_QUOTE]), "p1": sample("p1", "a", ["nothing"])}
+    summary = summarize("r", score_run([two, one], samples, SETTINGS), samples, SETTINGS)
+    assert summary.by_doc["d2"] == {**summary.by_doc["d2"], "recall@1": 0.5, "n": 1.0}  # one of two quotes found
+    assert summary.by_doc["d1"]["recall@1"] == pytest.approx((0.5 + 0.0) / 2) and summary.by_doc["d1"]["n"] == 2.0
+    assert summary.by_type["comparison"]["recall@1"] == 0.5

@@ -6,6 +6,9 @@ Families and the per-sample input their functions take:
 - ``retrieval``: :class:`~goldset.evaluate.metrics.retrieval.RankedRelevance` (+ ``k`` for ``@k`` metrics)
 - ``lexical``, ``refusal``, ``conciseness``: :class:`~goldset.evaluate.metrics.lexical.AnswerInput`
 - ``system``: a list of per-sample values (these aggregate a run, they are not per-sample)
+- ``judge``: LLM-judge metrics (faithfulness, hallucination, ...). Computed by the judge outside
+  :func:`~goldset.evaluate.scoring.score_sample`, which adds them to ``SampleScores.metrics``; registering them
+  here documents them and tells :func:`higher_is_better` their direction.
 
 A function returns ``float`` or ``None`` (``None`` = not applicable to this sample, e.g. retrieval metrics of
 an unanswerable pair; it is left out of averages).
@@ -17,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-FAMILIES = ("retrieval", "lexical", "refusal", "conciseness", "system")
+FAMILIES = ("retrieval", "lexical", "refusal", "conciseness", "system", "judge")
 
 
 @dataclass(frozen=True)
