@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from goldset.errors import EndpointError, UsageError
+from goldset.errors import ConfigError, EndpointError, UsageError
 from goldset.filters import run_filters
 from goldset.io import read_jsonl
 from goldset.schema import PairStatus, QAPair
@@ -123,3 +123,35 @@ def test_repair_needs_the_llm(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
     ws = make_workspace(tmp_path / "ws", _pairs())
     with pytest.raises(UsageError, match="--repair needs the LLM"):
         run_filters(ws, repair=True, use_llm=False)
+
+
+def test_semantic_duplicates_through_embeddings(
+    tmp_path: Path, fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reordered words defeat the lexical index but not the embeddings (the fake embeds a bag of tokens)."""
+    from goldset.filters.textsim import edit_similarity
+
+    a, b = "How do I declare a request body in FastAPI?", "In FastAPI, how do I declare a request body?"
+    assert edit_similarity(a, b) < 0.85
+    ps = [pair("qa-a", a, SUPPORTED), pair("qa-b", b, SUPPORTED), pair("qa-c", "Who sends a response body?", "x")]
+    cfg = "filter:\n  checks:\n    duplicate: {semantic: true}\n    groundedness: false\n"
+    ws = make_workspace(tmp_path / "ws", ps, config=cfg)
+    lexical = run_filters(ws, use_llm=False)
+    assert "duplicate (semantic)" in lexical.skipped_checks
+    assert _load(ws)["qa-b"].checks["duplicate"].passed
+
+    monkeypatch.setenv("GOLDSET_EMBEDDING_MODEL", "fake-embed")
+    report = run_filters(ws)
+    got = _load(ws)
+    assert not got["qa-b"].checks["duplicate"].passed and got["qa-b"].checks["duplicate"].duplicate_of == "qa-a"
+    assert got["qa-c"].checks["duplicate"].passed
+    assert report.embedding is not None and fake_llm.embedding_calls == 1
+    run_filters(ws)  # embeddings come from the call journal
+    assert fake_llm.embedding_calls == 1
+
+
+def test_semantic_duplicates_need_an_embedding_model(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+    cfg = "filter:\n  checks:\n    duplicate: {semantic: true}\n"
+    ws = make_workspace(tmp_path / "ws", _pairs(), config=cfg)
+    with pytest.raises(ConfigError, match="GOLDSET_EMBEDDING_MODEL"):
+        run_filters(ws)

@@ -28,7 +28,9 @@ class Settings(CheckSettings):
     num_perm: int = Field(100, ge=8, le=512, description="MinHash permutations.")
     bands: int = Field(20, ge=1, description="LSH bands (num_perm must be a multiple); more bands find weaker pairs.")
     shingle: int = Field(3, ge=1, le=8, description="Character n-gram size of the shingles.")
-    semantic: bool = Field(False, description="Also compare question embeddings from the endpoint (/v1/embeddings).")
+    semantic: bool = Field(
+        False, description="Also compare question embeddings (judge endpoint's embedding model, /v1/embeddings)."
+    )
     semantic_threshold: float = Field(
         0.95, gt=0, le=1, description="Cosine similarity of embeddings that makes a semantic duplicate."
     )
@@ -41,6 +43,38 @@ class Settings(CheckSettings):
 
     def lsh(self) -> LSHParams:
         return LSHParams(num_perm=self.num_perm, bands=self.bands, shingle=self.shingle)
+
+
+def participants(pairs: Sequence[QAPair], against: Sequence[QAPair] = ()) -> list[QAPair]:
+    """``pairs`` then the ``against`` pairs that are not the same pairs (same id): the index space of
+    :func:`find`'s ``extra_edges``."""
+    ids = {p.id for p in pairs}
+    return [*pairs, *(a for a in against if a.id not in ids)]
+
+
+def semantic_edges(vectors: Sequence[Sequence[float] | None], threshold: float) -> list[tuple[int, int, float]]:
+    """(i, j, cosine) for every pair of embedding vectors with cosine ≥ ``threshold`` (None = no vector).
+
+    Exact, blockwise: unit vectors times their transpose, 2,048 rows at a time, so memory stays bounded.
+    """
+    import numpy as np
+
+    present = [i for i, v in enumerate(vectors) if v is not None and len(v)]
+    if len(present) < 2:
+        return []
+    mat = np.asarray([vectors[i] for i in present], dtype=np.float32)
+    norms = np.linalg.norm(mat, axis=1, keepdims=True)
+    mat = mat / np.where(norms == 0, 1.0, norms)
+    edges: list[tuple[int, int, float]] = []
+    block = 2048
+    for start in range(0, len(present), block):
+        sims = mat[start : start + block] @ mat.T
+        rows, cols = np.nonzero(sims >= threshold)
+        for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
+            i = start + r
+            if c > i:
+                edges.append((present[i], present[c], float(min(1.0, sims[r, c]))))
+    return edges
 
 
 def find(
@@ -59,9 +93,7 @@ def find(
     """
     from goldset.filters.neardup import SimilarPair, groups_from_pairs
 
-    ids = {p.id for p in pairs}
-    others = [a for a in against if a.id not in ids]
-    everyone = [*pairs, *others]
+    everyone = participants(pairs, against)
     n_own = len(pairs)
     _, edges = duplicate_groups([p.question for p in everyone], settings.threshold, settings.lsh())
     edges = [*edges, *(SimilarPair(i, j, s) for i, j, s in extra_edges)]

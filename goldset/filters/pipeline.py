@@ -71,6 +71,7 @@ class FilterReport:
     repair_failed: dict[str, str] = field(default_factory=dict)
     written: bool = False
     llm: dict[str, Any] | None = None
+    embedding: dict[str, Any] | None = None
 
 
 def _settings_hash(spec: CheckSpec, settings: CheckSettings, extra: dict[str, Any] | None = None) -> str:
@@ -196,6 +197,19 @@ def run_filters(
             repair_prompt=load_prompt(repair_mod.PROMPT_ID, ws.prompts_dir) if repair else None,
         )
 
+    d_settings: duplicates.Settings = settings.for_check(duplicates.NAME)  # type: ignore[assignment]
+    semantic_endpoint: Endpoint | None = None
+    if duplicates.NAME in names and d_settings.semantic:
+        if not use_llm:
+            report.skipped_checks["duplicate (semantic)"] = "skipped: --no-llm; lexical duplicates only"
+        else:
+            semantic_endpoint = resolve_endpoint(ws, "judge")
+            if not semantic_endpoint.embedding_model:
+                raise ConfigError(
+                    "filter.checks.duplicate.semantic needs an embedding model: set GOLDSET_EMBEDDING_MODEL or "
+                    f"llm.endpoints.{semantic_endpoint.name}.embedding_model"
+                )
+
     report.checks = list(names)
     report.n_pairs = len(pairs)
     before = {p.id: p.model_dump_json() for p in pairs}
@@ -208,9 +222,16 @@ def run_filters(
     by_id = {p.id: p for p in pairs}
     _run_pair_checks(live, names, settings, chunks, report, progress)
 
-    # 5. Duplicates across the set (and against the earlier release).
+    # 5. Duplicates across the set (and against the earlier release), lexical and optionally by embeddings.
     if duplicates.NAME in names:
-        _run_duplicates(live, names, settings, against_pairs, report)
+        edges: list[tuple[int, int, float]] = []
+        model = None
+        if semantic_endpoint is not None:
+            import asyncio
+
+            model = semantic_endpoint.embedding_model
+            edges = asyncio.run(_semantic_edges(ws, semantic_endpoint, live, against_pairs, settings, report))
+        _run_duplicates(live, names, settings, against_pairs, report, edges, model)
 
     by_id.update((p.id, p) for p in live)
 
@@ -327,13 +348,44 @@ def _rank(names: list[str]) -> Callable[[QAPair], tuple[int, int, float]]:
     return key
 
 
+async def _semantic_edges(
+    ws: Workspace,
+    endpoint: Endpoint,
+    live: list[QAPair],
+    against: list[QAPair],
+    settings: FilterSettings,
+    report: FilterReport,
+) -> list[tuple[int, int, float]]:
+    """Embedding links between questions (indices into duplicates.participants), embeddings cached in the
+    call journal so a re-run sends nothing."""
+    from goldset.llm import CallJournal, LLMClient
+
+    st: duplicates.Settings = settings.for_check(duplicates.NAME)  # type: ignore[assignment]
+    everyone = duplicates.participants(live, against)
+    with CallJournal(ws.cache_path) as journal:
+        async with LLMClient(endpoint, journal) as client:
+            vectors = await client.embed([p.question for p in everyone])
+            report.embedding = client.stats.as_dict()
+    missing = sum(1 for v in vectors if v is None)
+    if missing:
+        report.judge_errors.append(f"embeddings: {missing} question(s) got no vector; lexical duplicates only there")
+    return duplicates.semantic_edges(vectors, st.semantic_threshold)
+
+
 def _run_duplicates(
-    live: list[QAPair], names: list[str], settings: FilterSettings, against: list[QAPair], report: FilterReport
+    live: list[QAPair],
+    names: list[str],
+    settings: FilterSettings,
+    against: list[QAPair],
+    report: FilterReport,
+    edges: Sequence[tuple[int, int, float]] = (),
+    embedding_model: str | None = None,
 ) -> None:
     spec = CHECKS[duplicates.NAME]
     st: duplicates.Settings = settings.for_check(duplicates.NAME)  # type: ignore[assignment]
-    verdicts = duplicates.find(live, st, rank=_rank(names), against=against)
-    s_hash = _settings_hash(spec, st, {"against": sorted((a.id, a.question) for a in against)})
+    verdicts = duplicates.find(live, st, rank=_rank(names), against=against, extra_edges=edges)
+    extra = {"against": sorted((a.id, a.question) for a in against), "embedding_model": embedding_model}
+    s_hash = _settings_hash(spec, st, extra)
     groups: set[str] = set()
     for idx, pair in enumerate(live):
         res = verdicts[pair.id]
