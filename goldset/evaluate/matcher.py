@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 MatcherMode = Literal["auto", "text", "chunk_id", "doc_id"]
 MODES: tuple[str, ...] = ("auto", "text", "chunk_id", "doc_id")
 
-_CACHE_LIMIT = 50_000  # distinct context texts kept tokenised (a few hundred MB at worst; cleared when full)
+_CACHE_LIMIT = 20_000  # distinct context texts kept tokenised and folded (~100 MB at worst); cleared when full
 
 
 def canonical(text: str) -> str:
