@@ -31,9 +31,7 @@ import fnmatch
 import math
 import random
 import re
-import sys
 import time
-import types
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -44,6 +42,7 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from goldset._callable import make_module_callable
 from goldset.config import Workspace, load_section
 from goldset.errors import InputError
 from goldset.hashing import hash_obj
@@ -989,16 +988,4 @@ async def _run_plans(
             tg.create_task(worker())
 
 
-class _CallableModule(types.ModuleType):
-    """``goldset.generate`` is both this module and the public function :func:`generate` (``_EXPORTS``).
-
-    Importing the submodule sets the package attribute ``goldset.generate`` to the module, which would shadow
-    the lazily exported function depending on import order; making the module callable keeps
-    ``goldset.generate(ws, ...)`` working either way.
-    """
-
-    def __call__(self, *args: Any, **kwargs: Any) -> GenerationReport:
-        return generate(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
+make_module_callable(__name__, "generate")

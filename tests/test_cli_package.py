@@ -64,3 +64,14 @@ def test_every_command_has_help_text() -> None:
     group = typer.main.get_command(app)
     for name, cmd in group.commands.items():  # type: ignore[attr-defined]
         assert (cmd.help or "").strip(), f"goldset {name} has no help text"
+
+
+def test_function_exports_survive_importing_their_module() -> None:
+    import importlib
+
+    importlib.import_module("goldset.generate")
+    importlib.import_module("goldset.evaluate.scoring")
+    from goldset import evaluate, generate
+
+    assert callable(goldset.evaluate) and callable(goldset.generate)
+    assert callable(evaluate) and callable(generate)

@@ -7,12 +7,12 @@ heavy is imported inside the functions.
 
 from __future__ import annotations
 
-import sys
-import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from goldset._callable import make_module_callable
 
 if TYPE_CHECKING:
     from goldset.config import Workspace
@@ -260,16 +260,4 @@ def evaluate(
     )
 
 
-class _CallablePackage(types.ModuleType):
-    """``goldset.evaluate`` is both this package and the public function (``goldset._EXPORTS``).
-
-    Once any submodule is imported, Python sets the attribute ``goldset.evaluate`` to the *package*, so
-    ``from goldset import evaluate`` may hand out the package instead of the function. Calling the package calls
-    :func:`evaluate`, so both spellings work whatever was imported first.
-    """
-
-    def __call__(self, *args: Any, **kwargs: Any) -> EvalResult:
-        return evaluate(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallablePackage
+make_module_callable(__name__, "evaluate")
