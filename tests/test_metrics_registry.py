@@ -33,6 +33,10 @@ def test_names_resolve_with_and_without_cutoff() -> None:
     assert higher_is_better("ndcg@10") is True
     assert higher_is_better("false_refusal") is False
     assert higher_is_better("faithfulness") is None  # not a registered metric (judge metrics come later)
+    assert higher_is_better("latency_p95_ms") is False and higher_is_better("ttft_mean_ms") is False
+    assert higher_is_better("output_tokens_per_s") is True  # a throughput: more is better
+    assert higher_is_better("cost_usd_total") is False and higher_is_better("error_rate") is False
+    assert higher_is_better("tokens_in_total") is None
     with pytest.raises(KeyError):
         get_metric("recall@five")
 

@@ -9,6 +9,7 @@ import pytest
 
 from goldset.config import Workspace, load_section
 from goldset.errors import ConfigError
+from goldset.evaluate.metrics import higher_is_better
 from goldset.evaluate.scoring import MISSING, Scorer, score_run, score_sample, summarize, weighted_score
 from goldset.evaluate.settings import DEFAULT_WEIGHTS, EvalSettings
 from goldset.schema.pairs import Evidence, QAPair
@@ -125,6 +126,8 @@ def test_system_metrics() -> None:
     assert system["cost_usd_total"] == pytest.approx(3000 / 1e6 + 40 * 10 / 1e6)
     assert (system["error_rate"], system["n_missing"], system["n_errors"]) == (0.2, 1.0, 0.0)
     assert system["n_extra_samples"] == 1.0  # the run's row for a pair the dataset does not hold
+    neutral = {k for k in system if k.startswith("tokens_")} | {"n_extra_samples"}
+    assert all(higher_is_better(k) is not None for k in set(system) - neutral)  # gates and compare know directions
 
 
 def test_weighted_overall_score_renormalises_and_reports_left_out() -> None:

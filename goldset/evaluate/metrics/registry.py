@@ -16,6 +16,7 @@ an unanswerable pair; it is left out of averages).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -89,9 +90,27 @@ def get_metric(name: str) -> MetricInfo:
     raise KeyError(name)
 
 
+#: Directions of the system figures :func:`goldset.evaluate.scoring.system_metrics` writes (by name pattern).
+_SYSTEM_DIRECTIONS: tuple[tuple[re.Pattern[str], bool | None], ...] = (
+    (re.compile(r".*_ms$"), False),  # latency_p95_ms, ttft_mean_ms, ...
+    (re.compile(r"^cost_usd_.*"), False),
+    (re.compile(r"^(error_rate|n_errors|n_missing)$"), False),
+    (re.compile(r"^output_tokens_per_s$"), True),
+    (re.compile(r"^tokens_(in|out)_(total|mean)$"), None),  # a property of the workload, not better or worse
+)
+
+
 def higher_is_better(name: str) -> bool | None:
-    """Direction of a registered metric by (output) name; ``None`` when the registry does not know it."""
+    """Direction of a metric by (output) name, system figures included; ``None`` when unknown or neutral.
+
+    Use this rather than guessing from the name: ``output_tokens_per_s`` improves upwards, ``false_refusal``
+    downwards.
+    """
     try:
         return get_metric(name).higher_is_better
     except KeyError:
-        return None
+        pass
+    for pattern, direction in _SYSTEM_DIRECTIONS:
+        if pattern.match(name):
+            return direction
+    return None
