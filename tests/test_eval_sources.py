@@ -359,10 +359,12 @@ def test_the_example_run_file_is_valid() -> None:
     from goldset.io import read_jsonl
     from goldset.schema import RunSample
 
-    samples = read_jsonl(Path(__file__).parents[1] / "examples" / "run.jsonl", RunSample)
-    assert len(samples) == 4
+    examples = Path(__file__).parents[1] / "examples"
+    samples = read_jsonl(examples / "run.jsonl", RunSample)
     assert samples[0].contexts[0].chunk_id and samples[0].latency.ttft_ms == 210.0
     assert samples[3].error and not samples[3].answer
+    golden = {line.split('"id":"')[1].split('"')[0] for line in (examples / "golden" / "pairs.jsonl").open()}
+    assert {s.pair_id for s in samples} == golden, "the example run answers every pair of the example golden set"
 
 
 def test_goldset_evaluate_is_callable_whatever_was_imported_first(data: Path, tmp_path: Path) -> None:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, TextIO
 
 import typer
 
@@ -24,18 +26,26 @@ WorkspaceOption = Annotated[
 ]
 
 
+def _width(stream: TextIO) -> int | None:
+    """Rich's 80 columns truncate metric tables in CI logs and pipes; use $COLUMNS or 120 there."""
+    if stream.isatty():
+        return None
+    columns = os.environ.get("COLUMNS", "")
+    return int(columns) if columns.isdigit() else 120
+
+
 @cache
 def console() -> Console:
     from rich.console import Console
 
-    return Console(highlight=False, soft_wrap=True)
+    return Console(highlight=False, soft_wrap=True, width=_width(sys.stdout))
 
 
 @cache
 def err_console() -> Console:
     from rich.console import Console
 
-    return Console(stderr=True, highlight=False, soft_wrap=True)
+    return Console(stderr=True, highlight=False, soft_wrap=True, width=_width(sys.stderr))
 
 
 def workspace(path: Path | None) -> Workspace:
