@@ -26,7 +26,7 @@ from goldset.evaluate.metrics.retrieval import RankedRelevance
 from goldset.evaluate.scoring import score_run, summarize
 from goldset.evaluate.settings import EvalSettings
 from goldset.schema.pairs import Evidence, QAPair
-from goldset.schema.runs import Latency, RetrievedContext, RunSample
+from goldset.schema.runs import Latency, RetrievedContext, RunSample, RunSummary
 
 HERE = Path(__file__).resolve().parent
 KB = HERE.parent.parent / "shared" / "kb"
@@ -56,7 +56,9 @@ def load_docs() -> list[tuple[str, str]]:
     return docs
 
 
-def build(rng: random.Random, docs: list[tuple[str, str]], unique_contexts: bool):
+def build(
+    rng: random.Random, docs: list[tuple[str, str]], unique_contexts: bool
+) -> tuple[list[QAPair], dict[str, RunSample]]:
     gold = []  # (chunk_id, doc_id, start, text)
     system: dict[str, list[tuple[int, str]]] = {}  # doc_id -> the system's own windows
     pool = []
@@ -104,7 +106,9 @@ def build(rng: random.Random, docs: list[tuple[str, str]], unique_contexts: bool
     return pairs, samples
 
 
-def time_scoring(pairs, samples, settings) -> tuple[float, float, object]:
+def time_scoring(
+    pairs: list[QAPair], samples: dict[str, RunSample], settings: EvalSettings
+) -> tuple[float, float, RunSummary]:
     t0 = time.perf_counter()
     scores = score_run(pairs, samples, settings)
     t1 = time.perf_counter()
@@ -113,11 +117,11 @@ def time_scoring(pairs, samples, settings) -> tuple[float, float, object]:
     return t1 - t0, t2 - t1, summary
 
 
-def _total(result: tuple[float, float, object]) -> float:
+def _total(result: tuple[float, float, RunSummary]) -> float:
     return result[0] + result[1]
 
 
-def ir_comparison(pairs, samples, settings) -> dict[str, float]:
+def ir_comparison(pairs: list[QAPair], samples: dict[str, RunSample], settings: EvalSettings) -> dict[str, float]:
     """Our IR metrics vs ir-measures on the same relevance (qrels = units, run = contexts named by unit)."""
     import ir_measures
     from ir_measures import AP, RR, P, R, Success, nDCG
