@@ -79,6 +79,24 @@ def test_short_quotes_must_be_whole_and_on_token_boundaries() -> None:
     assert m.relevance([short], [ctx("FastAPI uses Python")]).rel == (0,)
 
 
+def test_long_quotes_and_contexts_cut_mid_word_still_match() -> None:
+    m = Matcher("text", min_share=0.5, min_tokens=8)
+    cut_quote = QUOTE[3:-4]  # "tAPI uses ... automati": both edge words cut
+    assert m.relevance([ev(cut_quote)], [ctx("Intro. " + QUOTE + " More.")]).rel == (1,)
+    cut_context = QUOTE[:70]  # ends inside a word, holds the first 12 of 19 tokens
+    assert m.relevance([ev()], [ctx("Intro: " + cut_context)]).rel == (1,)
+    inner = QUOTE[20:88]  # "c models ... and conver": a context inside the quote, both edge words cut
+    assert m.relevance([ev()], [ctx(inner)]).rel == (1,)
+
+
+def test_inside_match_with_the_fewest_whole_tokens() -> None:
+    """8 tokens inside a 16-token quote, both edge words cut: only 6 whole tokens (quote tokens 1-6) remain."""
+    words = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa"
+    quote = ev(words)
+    context = "lpha bravo charlie delta echo foxtrot golf hot"  # tokens 0-7, 0 and 7 cut
+    assert Matcher("text", min_share=0.5, min_tokens=8).relevance([quote], [ctx(context)]).rel == (1,)
+
+
 def test_chinese_quote_with_other_punctuation_and_split() -> None:
     m = Matcher("text", min_share=0.5, min_tokens=8)
     same = "简介。FastAPI拥有非常强大但非常直观的依赖注入系统, 它被设计得非常易于使用! 后文。"
@@ -146,6 +164,17 @@ def _contains(big: list[str], small: list[str]) -> bool:
     return any(big[i : i + len(small)] == small for i in range(len(big) - len(small) + 1))
 
 
+def _contains_loose(big: list[str], small: list[str]) -> bool:
+    """``small`` inside ``big`` where its first token may end a token of ``big`` and its last may start one."""
+    k = len(small)
+    if k == 1:
+        return any(small[0] in t for t in big)
+    return any(
+        big[i].endswith(small[0]) and big[i + 1 : i + k - 1] == small[1:-1] and big[i + k - 1].startswith(small[-1])
+        for i in range(len(big) - k + 1)
+    )
+
+
 def _reference_match(context: str, quote: str, share: float, min_tokens: int) -> bool:
     """The documented rule, written token by token."""
     from math import ceil
@@ -154,14 +183,12 @@ def _reference_match(context: str, quote: str, share: float, min_tokens: int) ->
     n = len(q)
     if not q or not c:
         return False
-    if _contains(c, q):
-        return True
     if n < min_tokens:
-        return False
+        return _contains(c, q)  # short quotes: whole, on token boundaries
     need = min(n, max(ceil(share * n - 1e-9), min_tokens))
-    if _contains(c, q[:need]) or _contains(c, q[-need:]):
+    if _contains_loose(c, q[:need]) or _contains_loose(c, q[-need:]):
         return True
-    return need <= len(c) < n and _contains(q, c) and len(context) <= 2 * len(quote) + 32
+    return need <= len(c) < n and _contains_loose(q, c) and len(context) <= 2 * len(quote) + 32
 
 
 def _case(rng: random.Random) -> tuple[str, str, float, int]:
@@ -175,6 +202,10 @@ def _case(rng: random.Random) -> tuple[str, str, float, int]:
     context = "".join(w + rng.choice(SEPS) for w in before + words[a:b] + after)
     if rng.random() < 0.3:
         context = context.upper()
+    if rng.random() < 0.3:  # cut in the middle of a word, as fixed-size chunkers and careless quotes do
+        quote = quote[rng.randint(0, 2) : len(quote) - rng.randint(0, 2)]
+    if rng.random() < 0.3:
+        context = context[rng.randint(0, 2) : len(context) - rng.randint(0, 2)]
     return quote, context, rng.choice([0.3, 0.5, 0.8, 1.0]), rng.randint(1, 9)
 
 

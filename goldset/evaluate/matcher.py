@@ -12,7 +12,9 @@ relevant when it matches one of them. Modes (``eval.matcher``):
     chunk boundary, when it holds the quote's first or last ``need`` tokens, or lies wholly inside the quote and
     spans ``need`` tokens, where ``need = max(ceil(text_match_min × quote tokens), text_match_min_tokens)``.
     With the default ``text_match_min`` 0.5 a quote cut in two always counts for the context holding the
-    larger piece; the token floor keeps a few common words from matching.
+    larger piece; the token floor keeps a few common words from matching. Short quotes (fewer tokens than the
+    floor) must appear whole, on token boundaries ("3.8" does not match "3.80"); in a long one the first and
+    last token may be parts of words, so a quote or a context cut in the middle of a word still matches.
 ``chunk_id`` / ``doc_id``
     The units are the distinct evidence chunk (document) ids; a context matches when it carries that id.
     For systems that index goldset's own chunks (chunk_id) or only want the right document (doc_id).
@@ -69,16 +71,16 @@ class EvidenceUnit:
     chunk_ids: frozenset[str]
     doc_ids: frozenset[str]
     tokens: tuple[str, ...] = ()
-    padded: str = ""  # canonical quote ("" for id units or a quote without tokens)
+    pattern: str = ""  # canonical quote: padded (short quotes, whole tokens) or bare (long quotes); "" for id units
     need: int = 0  # tokens a partial match must hold (0 = whole quote only)
-    head: str = ""  # canonical first `need` tokens
-    tail: str = ""  # canonical last `need` tokens
-    head_min: str = ""  # canonical first `min_tokens` tokens: the smallest piece counted
+    head: str = ""  # bare canonical first `need` tokens
+    tail: str = ""  # bare canonical last `need` tokens
+    head_min: str = ""  # bare canonical first `min_tokens` tokens: the smallest piece counted
     tail_min: str = ""
     head_anchors: tuple[str, ...] = ()  # tokens any context holding the head (or whole quote) must contain
     tail_anchors: tuple[str, ...] = ()
     max_inside_chars: int = 0  # a longer context text cannot lie inside the quote
-    blocks: tuple[tuple[str, ...], ...] = ()  # a context inside the quote holds all tokens of one of these
+    blocks: tuple[tuple[str, ...], ...] | None = None  # a context inside the quote holds one (None: no check)
 
     @property
     def n_tokens(self) -> int:
@@ -98,8 +100,11 @@ def _anchors(tokens: Sequence[str]) -> tuple[str, ...]:
     return tuple(sorted(set(tokens), key=len, reverse=True))
 
 
-def _blocks(tokens: Sequence[str], size: int) -> tuple[tuple[str, ...], ...]:
-    """Anchors of consecutive blocks of ``size`` tokens: a run of >= 2 × size quote tokens holds a whole block."""
+def _blocks(tokens: Sequence[str], size: int) -> tuple[tuple[str, ...], ...] | None:
+    """Consecutive blocks of ``size`` tokens. A context inside the quote spans >= min_tokens = 2 × size + 2 of its
+    tokens; all but its two edge tokens (which may be parts of words) are whole, so it holds one whole block."""
+    if size < 1:
+        return None
     return tuple(tuple(tokens[i : i + size]) for i in range(0, len(tokens) - size + 1, size))
 
 
@@ -174,10 +179,10 @@ class Matcher:
                 m = self.min_tokens
                 out.append(
                     EvidenceUnit(
-                        key, chunk_ids, doc_ids, tokens, _pad(tokens), need,
-                        _pad(tokens[:need]), _pad(tokens[-need:]), _pad(tokens[:m]), _pad(tokens[-m:]),
+                        key, chunk_ids, doc_ids, tokens, " ".join(tokens), need, " ".join(tokens[:need]),
+                        " ".join(tokens[-need:]), " ".join(tokens[:m]), " ".join(tokens[-m:]),
                         _anchors(tokens[:m]), _anchors(tokens[-m:]), 2 * max(len(e.quote) for e in es) + 32,
-                        _blocks(tokens, max(1, m // 2)),
+                        _blocks(tokens, (m - 2) // 2),
                     )
                 )  # fmt: skip
             else:
@@ -213,14 +218,16 @@ class Matcher:
 
     def _text_match(self, v: _View, u: EvidenceUnit) -> tuple[bool, bool]:
         """(matches, holds a countable piece): the second is for context recall's union of pieces."""
-        if not u.padded or not v.text:
+        if not u.pattern or not v.text:
             return False, False
         f = v.folded()
         head_ok = all(map(f.__contains__, u.head_anchors))
         if not u.need:  # short quote: whole or nothing
-            return (head_ok and u.padded in v.canon()[0]), False
+            return (head_ok and u.pattern in v.canon()[0]), False
         tail_ok = all(map(f.__contains__, u.tail_anchors))
-        inside_ok = len(v.text) <= u.max_inside_chars and any(all(map(f.__contains__, b)) for b in u.blocks)
+        inside_ok = len(v.text) <= u.max_inside_chars and (
+            u.blocks is None or any(all(map(f.__contains__, b)) for b in u.blocks)
+        )
         if not (head_ok or tail_ok or inside_ok):
             return False, False
         c, cn = v.canon()
@@ -232,7 +239,7 @@ class Matcher:
         suf = tail_ok and u.tail_min in c
         if suf and u.tail in c:
             return True, True
-        inside = inside_ok and self.min_tokens <= cn < u.n_tokens and c in u.padded
+        inside = inside_ok and self.min_tokens <= cn < u.n_tokens and c[1:-1] in u.pattern
         if inside and cn >= u.need:
             return True, True
         return False, pre or suf or inside
@@ -311,9 +318,9 @@ class Matcher:
                 spans.append((n - self._longest(u.tokens, c, prefix=False), n))
             cn = c.count(" ") - 1
             if self.min_tokens <= cn < n:
-                idx = u.padded.find(c)
+                idx = u.pattern.find(c[1:-1])
                 if idx >= 0:
-                    start = u.padded.count(" ", 0, idx + 1) - 1
+                    start = u.pattern.count(" ", 0, idx)
                     spans.append((start, start + cn))
         spans.sort()
         total = 0
@@ -331,7 +338,7 @@ class Matcher:
         while lo < hi:
             mid = (lo + hi + 1) // 2
             piece = tokens[:mid] if prefix else tokens[-mid:]
-            if _pad(piece) in c:
+            if " ".join(piece) in c:
                 lo = mid
             else:
                 hi = mid - 1
