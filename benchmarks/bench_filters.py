@@ -375,7 +375,7 @@ picks candidates, every candidate is verified exactly. Precision/recall over que
 made the same question twice by chance); precision and recall use the known groups merged along those links, the
 "known only" columns the known groups alone (an accidental link between groups of 3 and 4 costs 12 "wrong" pairs there).
 
-Duplicate detection, default settings (100 permutations, 20 bands × 5 rows, character 3-grams):
+Duplicate detection, default settings (120 permutations, 20 bands × 6 rows, character 3-grams):
 
 | questions | wall | precision | recall | precision (known only) | recall (known only) | recall ≥ thr | \
 grouped / known pairs | accidental links |

@@ -25,7 +25,7 @@ class Settings(CheckSettings):
     threshold: float = Field(
         0.85, gt=0, le=1, description="Question similarity (normalised Indel) that makes a duplicate."
     )
-    num_perm: int = Field(100, ge=8, le=512, description="MinHash permutations.")
+    num_perm: int = Field(120, ge=8, le=512, description="MinHash permutations.")
     bands: int = Field(20, ge=1, description="LSH bands (num_perm must be a multiple); more bands find weaker pairs.")
     shingle: int = Field(3, ge=1, le=8, description="Character n-gram size of the shingles.")
     semantic: bool = Field(

@@ -30,7 +30,7 @@ _MASK64 = (1 << 64) - 1
 class LSHParams:
     """``num_perm`` = ``bands`` × rows; the similarity where a pair becomes a likely candidate is ≈ (1/b)^(1/r)."""
 
-    num_perm: int = 100
+    num_perm: int = 120
     bands: int = 20
     shingle: int = 3
     seed: int = 20250101
@@ -41,13 +41,21 @@ class LSHParams:
 
 
 def _splitmix(x: np.ndarray) -> np.ndarray:
-    """A strong 64-bit mixer (splitmix64 finaliser), vectorised; numpy's uint64 arithmetic wraps silently."""
+    """A strong 64-bit mixer (splitmix64 finaliser), vectorised and in place on a copy (large arrays: every
+    temporary costs fresh pages); numpy's uint64 arithmetic wraps silently."""
     import numpy as np
 
     x = x + np.uint64(0x9E3779B97F4A7C15)
-    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return x ^ (x >> np.uint64(31))
+    t = np.empty_like(x)
+    np.right_shift(x, np.uint64(30), out=t)
+    np.bitwise_xor(x, t, out=x)
+    np.multiply(x, np.uint64(0xBF58476D1CE4E5B9), out=x)
+    np.right_shift(x, np.uint64(27), out=t)
+    np.bitwise_xor(x, t, out=x)
+    np.multiply(x, np.uint64(0x94D049BB133111EB), out=x)
+    np.right_shift(x, np.uint64(31), out=t)
+    np.bitwise_xor(x, t, out=x)
+    return x
 
 
 def shingle_hashes(texts: Sequence[str], k: int = 3) -> tuple[np.ndarray, np.ndarray]:
@@ -66,17 +74,17 @@ def shingle_hashes(texts: Sequence[str], k: int = 3) -> tuple[np.ndarray, np.nda
         return np.zeros(0, dtype=np.uint64), np.zeros(len(texts), dtype=np.int64)
     m = n - k + 1
     # Polynomial rolling value of each window (wraps mod 2^64), then mixed.
-    val = np.zeros(m, dtype=np.uint64)
+    val = cp[:m].copy()
     base = np.uint64(0x100000001B3)
-    for j in range(k):
-        val = val * base + cp[j : j + m]
-    is_sep = (cp == 0).astype(np.int64)
-    csum = np.concatenate([[0], np.cumsum(is_sep)])
-    crosses = (csum[k:] - csum[:m]) > 0  # window contains a separator
-    doc = csum[:m]  # separators before the window start = index of its text
-    keep = ~crosses
+    for j in range(1, k):
+        np.multiply(val, base, out=val)
+        np.add(val, cp[j : j + m], out=val)
+    csum = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(cp == 0, out=csum[1:])
+    keep = csum[k:] == csum[:m]  # the window holds no separator
+    doc = csum[:m][keep]  # separators before the window start = index of its text
     hashes = _splitmix(val[keep])
-    counts = np.bincount(doc[keep], minlength=len(texts)).astype(np.int64)
+    counts = np.bincount(doc, minlength=len(texts)).astype(np.int64)
     return hashes, counts
 
 
@@ -203,8 +211,12 @@ def similar_pairs(
     canon = [canonical(t) for t in texts]
     sig = minhash_signatures(canon, params)
     cand = _bucket_pairs(band_keys(sig, params), max_bucket)
-    sims = verify([canon[i] for i in cand[:, 0]], [canon[j] for j in cand[:, 1]])
-    return [SimilarPair(int(i), int(j), float(s)) for (i, j), s in zip(cand, sims, strict=True) if s >= threshold]
+    sims = verify([canon[i] for i in cand[:, 0].tolist()], [canon[j] for j in cand[:, 1].tolist()])
+    keep = sims >= threshold  # most candidates fail: select before building Python objects
+    return [
+        SimilarPair(i, j, s)
+        for i, j, s in zip(cand[keep, 0].tolist(), cand[keep, 1].tolist(), sims[keep].tolist(), strict=True)
+    ]
 
 
 def groups_from_pairs(n: int, pairs: Sequence[SimilarPair]) -> list[list[int]]:
@@ -287,7 +299,7 @@ class SentenceIndex:
         si = np.concatenate(si_parts).astype(np.int64)
         code = _sorted_unique(qi * len(self.sentences) + si)
         qi, si = code // len(self.sentences), code % len(self.sentences)
-        sims = verify([canon[q] for q in qi], [self._canon[s] for s in si])
+        sims = verify([canon[q] for q in qi.tolist()], [self._canon[s] for s in si.tolist()])
         for q, s, sim in zip(qi.tolist(), si.tolist(), sims.tolist(), strict=True):
             if sim >= threshold:
                 found[q].append((s, sim))
