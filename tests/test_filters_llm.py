@@ -58,12 +58,18 @@ def test_groundedness_supported_unsupported_unanswerable(tmp_path: Path, fake_ll
     again = run_filters(ws)
     assert fake_llm.calls == 6 and again.per_check["groundedness"].reused == 6 and not again.written
 
+    # Without the LLM, earlier verdicts on unchanged text still stand: no unsupported pair becomes "passed".
+    offline = run_filters(ws, use_llm=False)
+    assert "groundedness" in offline.skipped_checks and _load(ws)["qa-extra"].status == PairStatus.rejected
+
     # Editing a judge-visible field re-judges that pair only, through the endpoint.
     pairs = _load(ws)
     from goldset.io import write_jsonl
 
     pairs["qa-extra"] = pairs["qa-extra"].model_copy(update={"answer": SUPPORTED})
     write_jsonl(ws.pairs_path, pairs.values())
+    run_filters(ws, use_llm=False)  # the old verdict was on other text: it no longer counts
+    assert _load(ws)["qa-extra"].status == PairStatus.passed and fake_llm.calls == 6
     run_filters(ws)
     assert fake_llm.calls == 7 and _load(ws)["qa-extra"].checks["groundedness"].passed
 

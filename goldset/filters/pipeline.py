@@ -249,11 +249,19 @@ def run_filters(
         n for n in CHECKS if settings.for_check(n).enabled is True or (n != groundedness.NAME and n in names)
     }
     status_names -= set(report.skipped_checks)
+    # A judge skipped this run (--no-llm, no endpoint) is not a judge disabled: an earlier verdict on the same
+    # text still stands, so an unsupported answer does not become "passed" by running without the LLM.
+    keep_judged = groundedness.NAME in report.skipped_checks and g_settings.enabled is not False
+    kb_hash = _kb_hash(chunks)
     final: list[QAPair] = []
     for p in pairs:
         p = by_id[p.id]
         if p.status in JUDGED:
-            p = p.model_copy(update={"status": _status(p, status_names)})
+            names_p = set(status_names)
+            old = p.checks.get(groundedness.NAME)
+            if keep_judged and old is not None and old.input_hash == _groundedness_input(p, chunks, kb_hash):
+                names_p.add(groundedness.NAME)
+            p = p.model_copy(update={"status": _status(p, names_p)})
         final.append(p)
     _count(final, names, settings, report)
     if any(before[p.id] != p.model_dump_json() for p in final):
@@ -262,6 +270,17 @@ def run_filters(
         write_dataset(ws.data_dir, final, chunks.values())
         report.written = True
     return report
+
+
+def _kb_hash(chunks: dict[str, Chunk]) -> str:
+    return hash_obj(sorted((c.id, c.content_hash) for c in chunks.values()))
+
+
+def _groundedness_input(pair: QAPair, chunks: dict[str, Chunk], kb_hash: str) -> str:
+    """What the judge read: the pair and its evidence, plus the whole KB for unanswerable pairs (their sources
+    include the related chunks of the KB)."""
+    extra = {"kb": kb_hash} if pair.question_type.value == "unanswerable" else None
+    return _input_hash(CHECKS[groundedness.NAME], pair, chunks, extra)
 
 
 def _status(pair: QAPair, names: set[str]) -> PairStatus:
@@ -289,7 +308,7 @@ def _run_pair_checks(
     specs = [CHECKS[n] for n in names if CHECKS[n].kind == "pair"]
     if not specs:
         return
-    kb_hash = hash_obj(sorted((c.id, c.content_hash) for c in chunks.values()))
+    kb_hash = _kb_hash(chunks)
     qo_settings = settings.for_check(question_overlap.NAME)
     extra_for: dict[str, dict[str, Any]] = {
         question_overlap.NAME: {"kb": kb_hash} if getattr(qo_settings, "whole_kb", False) else {},
@@ -419,7 +438,7 @@ async def _run_llm(
     spec = CHECKS[groundedness.NAME]
     g_st: groundedness.Settings = settings.for_check(groundedness.NAME)  # type: ignore[assignment]
     kb_chunks = sorted(chunks.values(), key=lambda c: c.id)
-    kb_hash = hash_obj([(c.id, c.content_hash) for c in kb_chunks])
+    kb_hash = _kb_hash(chunks)
     judge = plan.judge_prompt is not None
     g_hash = _settings_hash(
         spec, g_st, {"model": plan.endpoint.model, "prompt": plan.judge_prompt.hash if judge else None,  # type: ignore[union-attr]
@@ -427,7 +446,7 @@ async def _run_llm(
     )  # fmt: skip
 
     def g_input(p: QAPair) -> str:
-        return _input_hash(spec, p, chunks, {"kb": kb_hash} if p.question_type.value == "unanswerable" else None)
+        return _groundedness_input(p, chunks, kb_hash)
 
     with CallJournal(ws.cache_path) as journal:
         async with LLMClient(plan.endpoint, journal) as client:
