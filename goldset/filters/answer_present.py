@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from pydantic import Field
 
 from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, result
+from goldset.filters.textsim import tokens
 from goldset.schema import CheckResult, QAPair
-from goldset.text import normalize, tokenize
+from goldset.text import normalize
 
 NAME = "answer_present"
 
@@ -20,11 +23,16 @@ class Settings(CheckSettings):
     placeholders: list[str] = Field(default_factory=lambda: list(DEFAULT_PLACEHOLDERS))
 
 
+@lru_cache(maxsize=64)
+def _normalized(placeholders: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(normalize(p) for p in placeholders)
+
+
 def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:
     text = normalize(pair.answer).strip(" .。!！")
-    if not tokenize(pair.answer):
+    if not tokens(pair.answer):
         return result(False, None, "answer has no words, only punctuation or symbols")
-    if text in {normalize(p) for p in settings.placeholders}:
+    if text in _normalized(tuple(settings.placeholders)):
         return result(False, None, f"answer is a placeholder ({pair.answer.strip()!r})")
     return result(True, None, "answer present")
 

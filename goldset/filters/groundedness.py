@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, result
+from goldset.filters.textsim import token_set
 from goldset.schema import CheckResult, Chunk, QAPair, QuestionType
-from goldset.text import tokenize
 
 if TYPE_CHECKING:
     from goldset.llm import LLMClient
@@ -53,8 +53,8 @@ def related_chunks(question: str, chunks: Sequence[Chunk], k: int) -> list[Chunk
     """The ``k`` chunks sharing the most question tokens (a cheap lexical retrieval for unanswerable pairs)."""
     if k <= 0 or not chunks:
         return []
-    q = set(tokenize(question))
-    scored = [(len(q & set(tokenize(c.text))), c.id, c) for c in chunks]
+    q = token_set(question)
+    scored = [(len(q & token_set(c.text)), c.id, c) for c in chunks]
     scored = [s for s in scored if s[0] > 0]
     scored.sort(key=lambda s: (-s[0], s[1]))
     return [c for _, _, c in scored[:k]]

@@ -11,9 +11,8 @@ from __future__ import annotations
 from pydantic import Field
 
 from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, result
-from goldset.filters.textsim import normalized_contains
+from goldset.filters.textsim import normalized_contains, tokens
 from goldset.schema import CheckResult, QAPair, QuestionType
-from goldset.text import tokenize
 
 NAME = "leakage"
 
@@ -36,7 +35,7 @@ class Settings(CheckSettings):
 
 
 def content_tokens(text: str) -> list[str]:
-    return [t for t in tokenize(text) if t not in STOPWORDS]
+    return [t for t in tokens(text) if t not in STOPWORDS]
 
 
 def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:
@@ -48,7 +47,7 @@ def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:
     a_tokens = content_tokens(answer)
     if not a_tokens:
         return result(True, 0.0, "answer has no content words")
-    q_tokens = set(tokenize(pair.question))
+    q_tokens = set(tokens(pair.question))
     share = sum(1 for t in a_tokens if t in q_tokens) / len(a_tokens)
     if share >= settings.max_token_share:
         return result(False, share, f"{share:.0%} of the answer's content words are already in the question")

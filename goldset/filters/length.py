@@ -5,8 +5,8 @@ from __future__ import annotations
 from pydantic import Field, model_validator
 
 from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, result
+from goldset.filters.textsim import tokens
 from goldset.schema import CheckResult, QAPair
-from goldset.text import tokenize
 
 NAME = "length"
 
@@ -27,7 +27,7 @@ class Settings(CheckSettings):
 
 
 def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:
-    nq, na = len(tokenize(pair.question)), len(tokenize(pair.answer))
+    nq, na = len(tokens(pair.question)), len(tokens(pair.answer))
     problems = []
     if nq < settings.min_question_tokens:
         problems.append(f"question has {nq} tokens (< {settings.min_question_tokens})")

@@ -22,7 +22,7 @@ from goldset.filters import repair as repair_mod
 from goldset.filters.base import CheckSettings, CheckSpec
 from goldset.filters.registry import CHECKS
 from goldset.filters.settings import FilterSettings, load_filter_settings
-from goldset.hashing import hash_obj
+from goldset.hashing import hash_obj, short_hash
 from goldset.schema import CheckResult, Chunk, PairStatus, QAPair
 
 if TYPE_CHECKING:
@@ -78,14 +78,31 @@ def _settings_hash(spec: CheckSpec, settings: CheckSettings, extra: dict[str, An
     return hash_obj({"v": spec.version, "s": settings.model_dump(exclude={"enabled"}), **(extra or {})})
 
 
-def _input_hash(spec: CheckSpec, pair: QAPair, chunks: dict[str, Chunk], extra: dict[str, Any] | None = None) -> str:
-    data: dict[str, Any] = {}
-    for name in spec.reads:
-        value = getattr(pair, name)
-        data[name] = [e.model_dump() for e in value] if name == "evidence" else str(value)
+def _field_hashes(pair: QAPair, chunks: dict[str, Chunk]) -> dict[str, str]:
+    """One hash per pair field a check may read (and of its evidence chunks' content), computed once per pair;
+    each check's input hash combines the ones it reads."""
+    return {
+        "question": short_hash(pair.question),
+        "answer": short_hash(pair.answer),
+        "question_type": pair.question_type.value,
+        "evidence": hash_obj([e.model_dump() for e in pair.evidence]),
+        "chunks": hash_obj([(cid, chunks[cid].content_hash if cid in chunks else None) for cid in pair.chunk_ids]),
+    }
+
+
+def _input_hash(
+    spec: CheckSpec,
+    pair: QAPair,
+    chunks: dict[str, Chunk],
+    extra: dict[str, Any] | None = None,
+    fields: dict[str, str] | None = None,
+) -> str:
+    fields = fields if fields is not None else _field_hashes(pair, chunks)
+    parts = [f"{name}={fields[name]}" for name in spec.reads]
     if spec.uses_chunks:
-        data["chunks"] = {cid: (chunks[cid].content_hash if cid in chunks else None) for cid in pair.chunk_ids}
-    return hash_obj({**data, **(extra or {})})
+        parts.append(f"chunks={fields['chunks']}")
+    parts.extend(f"{k}={v}" for k, v in sorted((extra or {}).items()))
+    return short_hash("\x1f".join(parts))
 
 
 def _current(pair: QAPair, name: str, s_hash: str, i_hash: str) -> CheckResult | None:
@@ -313,33 +330,39 @@ def _run_pair_checks(
     extra_for: dict[str, dict[str, Any]] = {
         question_overlap.NAME: {"kb": kb_hash} if getattr(qo_settings, "whole_kb", False) else {},
     }
+    # Settings and their hashes once per check, field hashes once per pair.
+    check_settings = {spec.name: settings.for_check(spec.name) for spec in specs}
+    s_hashes = {spec.name: _settings_hash(spec, check_settings[spec.name]) for spec in specs}
     # What needs computing; the KB sentence index is built only if some question_overlap verdict is stale.
-    todo: list[tuple[int, CheckSpec, str, str]] = []
+    todo: list[tuple[int, CheckSpec, str]] = []
     for idx, pair in enumerate(live):
+        fields = _field_hashes(pair, chunks)
         for spec in specs:
-            st = settings.for_check(spec.name)
-            s_hash = _settings_hash(spec, st)
-            i_hash = _input_hash(spec, pair, chunks, extra_for.get(spec.name))
-            if _current(pair, spec.name, s_hash, i_hash) is not None:
+            i_hash = _input_hash(spec, pair, chunks, extra_for.get(spec.name), fields)
+            if _current(pair, spec.name, s_hashes[spec.name], i_hash) is not None:
                 report.reused += 1
                 report.per_check[spec.name].reused += 1
             else:
-                todo.append((idx, spec, s_hash, i_hash))
+                todo.append((idx, spec, i_hash))
     kb_sentences = _kb_sentences_for(
-        [live[i] for i, spec, _, _ in todo if spec.name == question_overlap.NAME], qo_settings, chunks
+        [live[i] for i, spec, _ in todo if spec.name == question_overlap.NAME], qo_settings, chunks
     )
     total = len(todo)
-    for done, (idx, spec, s_hash, i_hash) in enumerate(todo, start=1):
+    new_checks: dict[int, dict[str, CheckResult]] = {}
+    for done, (idx, spec, i_hash) in enumerate(todo, start=1):
         pair = live[idx]
-        st = settings.for_check(spec.name)
+        st = check_settings[spec.name]
         if spec.name == question_overlap.NAME:
             res = question_overlap.check(pair, chunks, st, kb_sentences.get(pair.id, ()))  # type: ignore[arg-type]
         else:
             res = spec.func(pair, chunks, st)  # type: ignore[misc]
-        live[idx] = _set_check(pair, spec.name, res.model_copy(update={"settings_hash": s_hash, "input_hash": i_hash}))
+        res.settings_hash, res.input_hash = s_hashes[spec.name], i_hash  # a fresh result of ours: set in place
+        new_checks.setdefault(idx, {})[spec.name] = res
         report.computed += 1
-        if progress is not None and (done % 200 == 0 or done == total):
+        if progress is not None and (done % 500 == 0 or done == total):
             progress("checks", done, total)
+    for idx, results in new_checks.items():  # one copy per pair, not one per check
+        live[idx] = live[idx].model_copy(update={"checks": {**live[idx].checks, **results}})
 
 
 def _kb_sentences_for(pairs: list[QAPair], st: CheckSettings, chunks: dict[str, Chunk]) -> dict[str, list[str]]:

@@ -12,9 +12,8 @@ from collections.abc import Sequence
 from pydantic import Field
 
 from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, evidence_texts, result
-from goldset.filters.textsim import best_edit_match, ngrams, sentence_grams, source_profile
+from goldset.filters.textsim import best_edit_match, ngrams, sentence_grams, source_profile, tokens
 from goldset.schema import CheckResult, QAPair
-from goldset.text import tokenize
 
 NAME = "question_overlap"
 
@@ -37,7 +36,7 @@ def check(pair: QAPair, chunks: ChunkMap, settings: Settings, kb_sentences: Sequ
     sentences: list[str] = []
     canon: list[str] = []
     gram_sets: list[frozenset[tuple[str, ...]]] = []
-    q_tokens = tokenize(pair.question)
+    q_tokens = tokens(pair.question)
     use_containment = len(q_tokens) >= settings.min_tokens_for_containment
     n = settings.ngram
     for text in evidence_texts(pair, chunks):
@@ -48,7 +47,7 @@ def check(pair: QAPair, chunks: ChunkMap, settings: Settings, kb_sentences: Sequ
             gram_sets.extend(sentence_grams(text, n))
     if settings.whole_kb:
         for s in kb_sentences:
-            toks = tokenize(s)
+            toks = tokens(s)
             sentences.append(s)
             canon.append(" ".join(toks))
             if use_containment:

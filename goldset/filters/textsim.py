@@ -18,6 +18,19 @@ from goldset.text import normalize, tokenize
 _SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?;:])\s+|(?<=[。！？；：])|\n+")
 
 
+@lru_cache(maxsize=1 << 17)
+def tokens(text: str) -> tuple[str, ...]:
+    """:func:`goldset.text.tokenize`, memoised: a filter run tokenises each question and answer in several
+    checks (and canonical forms for the duplicate index), so the shared tokeniser runs once per text."""
+    return tuple(tokenize(text))
+
+
+@lru_cache(maxsize=1 << 14)
+def token_set(text: str) -> frozenset[str]:
+    """The distinct tokens of a (long, recurring) text such as a chunk."""
+    return frozenset(tokens(text))
+
+
 def ngrams(tokens: Sequence[str], n: int) -> list[tuple[str, ...]]:
     """Word n-grams; a sequence shorter than ``n`` yields itself as its one n-gram (short texts still count)."""
     if not tokens:
@@ -93,7 +106,7 @@ def canonical(text: str) -> str:
     Character 3-grams of this string are word trigrams' pieces for Latin text and character *bigrams* for
     CJK text (each CJK character is its own token), which suits both scripts.
     """
-    return " ".join(tokenize(text))
+    return " ".join(tokens(text))
 
 
 def edit_similarity(a: str, b: str) -> float:
@@ -214,5 +227,7 @@ __all__ = [
     "sentence_windows",
     "source_profile",
     "split_sentences",
+    "token_set",
     "tokenize",
+    "tokens",
 ]

@@ -18,8 +18,8 @@ from pydantic import Field
 
 from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, evidence_texts, result
 from goldset.filters.textsim import best_edit_match, longest_common_run, ngrams, source_profile
+from goldset.filters.textsim import tokens as text_tokens
 from goldset.schema import CheckResult, QAPair
-from goldset.text import tokenize
 
 NAME = "verbatim"
 
@@ -35,7 +35,7 @@ class Settings(CheckSettings):
 def measure(answer: str, sources: list[str], settings: Settings, tokens: list[str] | None = None) -> dict[str, float]:
     """The three copy measures of ``answer`` against the evidence ``sources`` (each in [0, 1])."""
     if tokens is None:
-        tokens = tokenize(answer)
+        tokens = list(text_tokens(answer))
     best = {"containment": 0.0, "lcs": 0.0, "edit": 0.0}
     if not tokens:
         return best
@@ -60,7 +60,7 @@ def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:
     sources = evidence_texts(pair, chunks)
     if not sources:
         return result(True, None, "no evidence to compare with")
-    tokens = tokenize(pair.answer)
+    tokens = list(text_tokens(pair.answer))
     if len(tokens) < settings.min_answer_tokens:
         return result(True, 0.0, f"answer has {len(tokens)} tokens (< {settings.min_answer_tokens}); not judged")
     m = measure(pair.answer, sources, settings, tokens)
