@@ -161,3 +161,25 @@ def test_semantic_duplicates_need_an_embedding_model(tmp_path: Path, fake_llm: F
     ws = make_workspace(tmp_path / "ws", _pairs(), config=cfg)
     with pytest.raises(ConfigError, match="GOLDSET_EMBEDDING_MODEL"):
         run_filters(ws)
+
+
+def test_repair_rejected_by_the_judge_keeps_the_original(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+    """A rewrite that stops copying but adds words the sources lack fails the judge: the original stays."""
+    fake_llm.add_responder("groundedness", groundedness_responder)
+    fake_llm.add_responder("paraphrase_repair", make_repair_responder({COPY: PARAPHRASE}))
+    ws = make_workspace(tmp_path / "ws", [pair("qa-copy", "What do the specs say about GET bodies?", COPY,
+                                               chunks=("en-body-2",))])  # fmt: skip
+    report = run_filters(ws, repair=True)
+    (got,) = _load(ws).values()
+    assert got.answer == COPY and got.provenance.revisions == [] and got.status == PairStatus.rejected
+    assert "groundedness" in report.repair_failed["qa-copy"] and report.repaired == []
+
+
+def test_semantic_edges_exact_cosine() -> None:
+    from goldset.filters.duplicates import semantic_edges
+
+    vecs = [[1.0, 0.0], [0.99, 0.1], None, [0.0, 1.0], [2.0, 0.0]]
+    edges = semantic_edges(vecs, 0.95)
+    assert [(i, j) for i, j, _ in edges] == [(0, 1), (0, 4), (1, 4)]
+    assert all(0.95 <= s <= 1.0 for _, _, s in edges)
+    assert semantic_edges([None, [1.0]], 0.5) == []
