@@ -52,7 +52,8 @@ def _commands() -> list[str]:
 def test_every_command_is_documented_in_the_readme() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     documented: set[str] = set()
-    for first, second in re.findall(r"`goldset ([a-z][a-z-]*)(?: ([a-z][a-z-]*))?", readme):
+    # `goldset cmd` in prose, or a line starting with `goldset cmd` in a code block
+    for first, second in re.findall(r"(?:^|`)goldset ([a-z][a-z-]*)(?: ([a-z][a-z-]*))?", readme, re.MULTILINE):
         documented.update({first, f"{first} {second}"})
     missing = [c for c in _commands() if c not in documented]
     assert not missing, f"commands missing from README.md: {missing}"
