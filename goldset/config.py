@@ -12,6 +12,7 @@ e.g. ``GOLDSET_KB__MAX_TOKENS=800`` or ``GOLDSET_GENERATE__PAIRS_PER_CHUNK=4``.
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -143,10 +144,13 @@ def load_section(
     overrides: dict[str, Any] | None = None,
     *,
     config: dict[str, Any] | None = None,
+    only: Collection[str] | None = None,
+    exclude: Collection[str] = (),
 ) -> M:
     """Validate one section with the precedence option > environment > goldset.yaml > default.
 
-    ``overrides`` holds command-line options; ``None`` values mean "not given" and are ignored.
+    ``overrides`` holds command-line options; ``None`` values mean "not given" and are ignored. ``only`` and
+    ``exclude`` pick the keys of a section that several models share (``eval`` holds running and scoring keys).
     """
     from pydantic import ValidationError
 
@@ -157,13 +161,18 @@ def load_section(
         where = ws.config_path if ws else CONFIG_FILE
         raise ConfigError(f"{where}: section {section!r} must be a mapping of settings")
     merged = {**base, **env_overrides(section), **{k: v for k, v in (overrides or {}).items() if v is not None}}
+    if only is not None or exclude:
+        merged = {k: v for k, v in merged.items() if (only is None or k in only) and k not in exclude}
     try:
         return model.model_validate(merged)
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = ".".join(str(p) for p in err.get("loc", ()))
         where = ws.config_path if ws else CONFIG_FILE
-        hint = "unknown setting; check its spelling" if err.get("type") == "extra_forbidden" else err.get("msg")
+        if err.get("type") == "extra_forbidden":
+            hint = "unknown setting; check its spelling"
+        else:  # pydantic prefixes a validator's ValueError with "Value error, "
+            hint = str(err.get("msg", "invalid")).removeprefix("Value error, ")
         raise ConfigError(
             f"{where}: {section}.{loc}: {hint} (also settable as GOLDSET_{section.upper()}__{loc.upper()})"
         ) from None

@@ -72,3 +72,33 @@ def test_secrets_come_from_env_then_dotenv(ws: Workspace, monkeypatch: pytest.Mo
     assert get_secret("MY_KEY", ws) == "from-dotenv"
     monkeypatch.setenv("MY_KEY", "from-env")
     assert get_secret("MY_KEY", ws) == "from-env"
+
+
+def test_a_shared_section_is_split_between_models(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    class Running(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+        concurrency: int = 8
+
+    ws.config_path.write_text("kb:\n  max_tokens: 500\n  concurrency: 3\n", encoding="utf-8")
+    monkeypatch.setenv("GOLDSET_KB__CONCURRENCY", "4")
+    assert load_section(ws, "kb", Running, only={"concurrency"}).concurrency == 4
+    assert load_section(ws, "kb", Demo, exclude={"concurrency"}).max_tokens == 500
+
+
+def test_validator_messages_lose_pydantics_prefix(ws: Workspace) -> None:
+    from pydantic import field_validator
+
+    class Checked(BaseModel):
+        max_tokens: int = 1
+
+        @field_validator("max_tokens")
+        @classmethod
+        def _positive(cls, v: int) -> int:
+            if v <= 0:
+                raise ValueError("must be positive; use e.g. 700")
+            return v
+
+    ws.config_path.write_text("kb:\n  max_tokens: -1\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        load_section(ws, "kb", Checked)
+    assert "kb.max_tokens: must be positive" in str(err.value) and "Value error" not in str(err.value)

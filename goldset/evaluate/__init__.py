@@ -52,25 +52,11 @@ def load_scoring_settings(ws: Workspace | None, overrides: dict[str, Any] | None
     :class:`goldset.evaluate.sources.RunnerSettings`; they are taken out here, from the file *and* from
     ``GOLDSET_EVAL__*`` variables, so neither model sees the other's keys as typos.
     """
-    from pydantic import ValidationError
-
-    from goldset.config import CONFIG_FILE, env_overrides
-    from goldset.errors import ConfigError
+    from goldset.config import load_section
     from goldset.evaluate.settings import EvalSettings
-    from goldset.evaluate.sources import RUNNER_KEYS, split_eval_section
+    from goldset.evaluate.sources import RUNNER_KEYS
 
-    fields = set(EvalSettings.model_fields)
-    _, theirs = split_eval_section(ws, fields)
-    env = {k: v for k, v in env_overrides("eval").items() if k not in RUNNER_KEYS or k in fields}
-    merged = {**theirs, **env, **{k: v for k, v in (overrides or {}).items() if v is not None}}
-    try:
-        return EvalSettings.model_validate(merged)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err.get("loc", ()))
-        where = ws.config_path if ws else CONFIG_FILE
-        hint = "unknown setting; check its spelling" if err.get("type") == "extra_forbidden" else err.get("msg")
-        raise ConfigError(f"{where}: eval.{loc}: {hint} (also settable as GOLDSET_EVAL__{loc.upper()})") from None
+    return load_section(ws, "eval", EvalSettings, overrides, exclude=RUNNER_KEYS)
 
 
 def _read_baseline(spec: str, ws: Workspace | None, runs_dir: Path, thresholds_path: Path | None) -> Any:

@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from goldset.config import Workspace, load_config
+from goldset.config import Workspace
 from goldset.dataset import Dataset, read_dataset
 from goldset.errors import ConfigError, InputError, RecordError, UsageError
 from goldset.hashing import canonical_json, sha256_hex
@@ -78,34 +78,11 @@ class RunnerSettings(BaseModel):
     timeout_s: float = Field(60.0, gt=0)
 
 
-def split_eval_section(ws: Workspace | None, scoring_fields: set[str]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """goldset.yaml's ``eval`` section split into (running keys, scoring keys)."""
-    config = load_config(ws)
-    section = config.get("eval") or {}
-    if not isinstance(section, dict):
-        where = ws.config_path if ws else "goldset.yaml"
-        raise ConfigError(f"{where}: section 'eval' must be a mapping of settings")
-    mine = {k: v for k, v in section.items() if k in RUNNER_KEYS}
-    theirs = {k: v for k, v in section.items() if k not in RUNNER_KEYS or k in scoring_fields}
-    return mine, theirs
-
-
 def load_runner_settings(ws: Workspace | None, overrides: dict[str, Any] | None = None) -> RunnerSettings:
-    from pydantic import ValidationError
+    """The running keys of the ``eval`` section; the scoring keys belong to :class:`EvalSettings`."""
+    from goldset.config import load_section
 
-    from goldset.config import env_overrides
-
-    mine, _ = split_eval_section(ws, set())
-    env = {k: v for k, v in env_overrides("eval").items() if k in RUNNER_KEYS}
-    merged = {**mine, **env, **{k: v for k, v in (overrides or {}).items() if v is not None}}
-    try:
-        return RunnerSettings.model_validate(merged)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err.get("loc", ()))
-        where = ws.config_path if ws else "goldset.yaml"
-        hint = "unknown setting; check its spelling" if err.get("type") == "extra_forbidden" else err.get("msg")
-        raise ConfigError(f"{where}: eval.{loc}: {hint}") from None
+    return load_section(ws, "eval", RunnerSettings, overrides, only=RUNNER_KEYS)
 
 
 # --------------------------------------------------------------------------------------------------- datasets

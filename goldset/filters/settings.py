@@ -69,10 +69,5 @@ class FilterSettings(BaseModel):
 
 def load_filter_settings(ws: Any, overrides: dict[str, Any] | None = None) -> FilterSettings:
     from goldset.config import load_section
-    from goldset.errors import ConfigError
 
-    try:
-        return load_section(ws, "filter", FilterSettings, overrides)
-    except ConfigError as exc:
-        # Our validators raise ValueError; pydantic prefixes their message with "Value error, ".
-        raise ConfigError(str(exc).replace("Value error, ", "")) from None
+    return load_section(ws, "filter", FilterSettings, overrides)
