@@ -32,8 +32,11 @@ def normalize(text: str) -> str:
 
 
 def tokenize(text: str) -> list[str]:
-    """Normalised tokens: one per CJK character, one per run of word characters."""
-    return _TOKEN_RE.findall(normalize(text))
+    """Normalised tokens: one per CJK character, one per run of word characters.
+
+    Same tokens as ``_TOKEN_RE.findall(normalize(text))`` without the whitespace pass, which tokens never see.
+    """
+    return _TOKEN_RE.findall(unicodedata.normalize("NFKC", text).casefold())
 
 
 def count_tokens(text: str) -> int:
