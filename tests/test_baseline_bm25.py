@@ -52,6 +52,9 @@ def test_baseline_run_over_the_dataset(tmp_path: Path, monkeypatch: pytest.Monke
     assert "bm25-baseline" in result.run_id
     stored = read_run(tmp_path / "out")
     assert all(c.chunk_id in CHUNK_TEXTS for s in stored.samples.values() for c in s.contexts)
+    frame = stored.to_pandas()
+    assert len(frame) == result.summary.n_samples
+    assert frame["recall@5"].mean() == pytest.approx(result.summary.overall["recall@5"])
 
 
 def test_baseline_over_a_kb_folder_of_documents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

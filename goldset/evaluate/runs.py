@@ -12,6 +12,7 @@ import subprocess
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from goldset.config import Workspace
 from goldset.errors import InputError
@@ -25,6 +26,9 @@ SAMPLES_FILE = "samples.jsonl"
 SCORES_FILE = "scores.jsonl"
 SUMMARY_FILE = "summary.json"
 RUN_FILES = (META_FILE, SAMPLES_FILE, SCORES_FILE, SUMMARY_FILE)
+
+if TYPE_CHECKING:
+    import pandas
 
 _SLUG_RE = re.compile(r"[^a-z0-9]+")
 
@@ -46,6 +50,28 @@ class StoredRun:
 
     def scores_by_id(self) -> dict[str, SampleScores]:
         return {s.pair_id: s for s in self.scores}
+
+    def to_pandas(self) -> pandas.DataFrame:
+        """One row per question: pair id, type, language, failed, error and one column per metric.
+
+        For analysis in a notebook (``run.to_pandas().groupby("question_type")["recall@5"].mean()``); pandas is
+        imported only here, so reading runs never pays for it.
+        """
+        import pandas
+
+        rows = [
+            {
+                "pair_id": s.pair_id,
+                "question_type": s.question_type,
+                "language": s.language,
+                "doc_ids": s.doc_ids,
+                "failed": s.failed,
+                "error": s.error,
+                **s.metrics,
+            }
+            for s in self.scores
+        ]
+        return pandas.DataFrame(rows).set_index("pair_id")
 
 
 def slugify(text: str, max_len: int = 24) -> str:
