@@ -27,7 +27,8 @@ def test_init_creates_everything_and_is_idempotent(tmp_path: Path) -> None:
     root = tmp_path / "ws"
     report = init_workspace(root)
     assert report.changed
-    for rel in ("goldset.yaml", "labeling/review.xml", ".dvc/config", ".gitignore"):
+    for rel in ("goldset.yaml", "labeling/review.xml", "prompts/generate.md", "prompts/judge_groundedness.md",
+                ".dvc/config", ".gitignore"):
         assert (root / rel).is_file(), rel
     assert (root / ".git").is_dir()
     config = (root / ".dvc" / "config").read_text()
