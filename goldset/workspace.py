@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from goldset.config import CONFIG_FILE, Workspace, find_workspace
+from goldset.config import CONFIG_FILE, Workspace, require_workspace
 from goldset.errors import WorkspaceError
 from goldset.prompts import defaults_dir
 
@@ -160,9 +160,7 @@ def workspace_status(path: Path | None = None) -> Status:
     from goldset.io import iter_jsonl, read_json
     from goldset.schema import KBSnapshot, QAPair
 
-    ws = find_workspace(path)
-    if ws is None:  # pragma: no cover - find_workspace raises
-        raise WorkspaceError("not a workspace; run `goldset init`")
+    ws = require_workspace(path)
     status = Status(root=ws.root)
     snap = ws.kb_dir / "snapshot.json"
     if snap.exists():
