@@ -27,6 +27,7 @@ import random
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -112,6 +113,45 @@ def _consume_exception(future: asyncio.Future[Any]) -> None:
         future.exception()
 
 
+def _plain_completion(http: Any) -> Any:
+    """The chat completion read straight from the JSON body, as plain namespaces with the attributes the client
+    uses (``choices[0].message.content`` / ``.refusal``, ``choices[0].finish_reason``, ``usage.prompt_tokens`` /
+    ``.completion_tokens``), or ``None`` when the reply is not the usual shape: the caller then lets the SDK parse
+    it, which builds the whole ``ChatCompletion`` object tree (~0.2 ms per call). For the usual shape the
+    attributes hold exactly what the SDK's object would. A body that is not JSON raises here just as in the SDK,
+    which reads it with the same ``response.json()``.
+    """
+    if not http.headers.get("content-type", "*").split(";")[0].endswith("json"):
+        return None
+    data = http.json()
+    if not isinstance(data, dict):
+        return None
+    choices, usage = data.get("choices"), data.get("usage")
+    if not isinstance(choices, list) or not (usage is None or _plain_usage(usage)):
+        return None
+    out = []
+    for choice in choices[:1]:  # the client reads the first choice only
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if not isinstance(message, dict) or "finish_reason" not in choice:
+            return None
+        content, refusal, finish = message.get("content"), message.get("refusal"), choice["finish_reason"]
+        if not all(v is None or type(v) is str for v in (content, refusal, finish)):
+            return None
+        out.append(SimpleNamespace(message=SimpleNamespace(content=content, refusal=refusal), finish_reason=finish))
+    if usage is not None:
+        usage = SimpleNamespace(prompt_tokens=usage["prompt_tokens"], completion_tokens=usage["completion_tokens"])
+    return SimpleNamespace(choices=out, usage=usage)
+
+
+_USAGE_KEYS = ("prompt_tokens", "completion_tokens")
+
+
+def _plain_usage(usage: Any) -> bool:
+    if not isinstance(usage, dict):
+        return False
+    return all(k in usage and (usage[k] is None or type(usage[k]) is int) for k in _USAGE_KEYS)
+
+
 class LLMClient:
     """Async client for one endpoint. Use ``async with LLMClient(endpoint, journal) as llm:``."""
 
@@ -139,6 +179,8 @@ class LLMClient:
         self._auto = self.settings.structured == "auto"
         self.mode: str = "json_schema" if self._auto else self.settings.structured
         self._client: Any = None
+        self._completion_type: Any = None
+        self._raw_header = ""
         self._fatal: EndpointError | None = None
         self._in_flight: dict[str, asyncio.Future[CallResult[Any]]] = {}
 
@@ -146,6 +188,12 @@ class LLMClient:
     def _sdk(self) -> Any:
         if self._client is None:
             from openai import AsyncOpenAI
+            from openai._constants import RAW_RESPONSE_HEADER
+            from openai.types.chat import ChatCompletion
+
+            # What chat.completions.with_raw_response.create passes to post (see _send).
+            self._completion_type = ChatCompletion
+            self._raw_header = RAW_RESPONSE_HEADER
 
             self._client = AsyncOpenAI(
                 api_key=self.endpoint.client_key(),
@@ -365,27 +413,39 @@ class LLMClient:
         self, messages: list[dict[str, str]], schema: type[BaseModel], schema_name: str, mode: str,
         params: dict[str, Any],
     ) -> tuple[str | None, Usage | None, Mapping[str, str], str | None]:
-        """One HTTP request. Returns (content, usage or None, response headers, finish_reason)."""
-        kwargs: dict[str, Any] = {
-            "model": self.endpoint.model,
-            "messages": messages,
-            "temperature": params["temperature"],
-        }
-        if params.get("seed") is not None:
-            kwargs["seed"] = params["seed"]
+        """One HTTP request. Returns (content, usage or None, response headers, finish_reason).
+
+        The request is what ``chat.completions.with_raw_response.create`` sends, byte for byte (same body, keys in
+        the same order, same headers), posted through the SDK's ``post``: ``create`` first walks the whole request,
+        schema included, against its TypedDict annotations (``async_transform``, ~0.7 ms per call on the event
+        loop), which maps aliases and encodes files and dates; a body of plain strings and numbers such as this
+        one comes out of it unchanged. Auth, headers, timeouts and errors are still the SDK's.
+        """
+        body: dict[str, Any] = {"model": self.endpoint.model, "messages": messages}
         if params.get("max_tokens"):
-            kwargs["max_tokens"] = params["max_tokens"]
+            body["max_tokens"] = params["max_tokens"]
         if mode == "json_schema":
-            kwargs["response_format"] = response_format_json_schema(schema, schema_name)
+            body["response_format"] = response_format_json_schema(schema, schema_name)
         elif mode == "json_object":
-            kwargs["response_format"] = {"type": "json_object"}
+            body["response_format"] = {"type": "json_object"}
+        if params.get("seed") is not None:
+            body["seed"] = params["seed"]
+        body["temperature"] = params["temperature"]
         sdk = self._sdk()
         async with asyncio.timeout(self.settings.timeout_s):
-            raw = await sdk.chat.completions.with_raw_response.create(
-                **kwargs, extra_headers={"X-Goldset-Schema": schema_name}
+            raw = await sdk.post(
+                "/chat/completions",
+                cast_to=self._completion_type,
+                body=body,
+                options={
+                    "headers": {"X-Goldset-Schema": schema_name, self._raw_header: "true"},
+                    "security": {"bearer_auth": True},
+                },
             )
-            completion = raw.parse()
-        headers = {k.lower(): v for k, v in raw.headers.items()}
+            completion = _plain_completion(raw.http_response)
+            if completion is None:  # not the usual shape: the SDK reads it, as it always has
+                completion = raw.parse()
+        headers = {k.lower(): v for k, v in raw.http_response.headers.items()}
         if not completion.choices:
             raise _Fail("the server returned no choices")
         choice = completion.choices[0]
