@@ -317,9 +317,9 @@ class SentenceIndex:
         code = _sorted_unique(qi * len(self.sentences) + si)
         qi, si = code // len(self.sentences), code % len(self.sentences)
         sims = verify([canon[q] for q in qi.tolist()], [self._canon[s] for s in si.tolist()])
-        for q, s, sim in zip(qi.tolist(), si.tolist(), sims.tolist(), strict=True):
-            if sim >= threshold:
-                found[q].append((s, sim))
+        keep = sims >= threshold  # select in numpy (order kept) before building Python tuples
+        for q, s, sim in zip(qi[keep].tolist(), si[keep].tolist(), sims[keep].tolist(), strict=True):
+            found[q].append((s, sim))
         for lst in found:
             lst.sort(key=lambda t: -t[1])
             del lst[limit:]

@@ -8,11 +8,19 @@ whole KB that the pipeline finds with :class:`~goldset.filters.neardup.SentenceI
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 from pydantic import Field
 
 from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, evidence_texts, result
-from goldset.filters.textsim import best_edit_match, ngrams, sentence_grams, source_profile, tokens
+from goldset.filters.textsim import (
+    best_edit_match,
+    canonical,
+    ngrams,
+    sentence_grams,
+    source_profile,
+    tokens,
+)
 from goldset.schema import CheckResult, QAPair
 
 NAME = "question_overlap"
@@ -36,7 +44,8 @@ def check(pair: QAPair, chunks: ChunkMap, settings: Settings, kb_sentences: Sequ
     sentences: list[str] = []
     canon: list[str] = []
     gram_sets: list[frozenset[tuple[str, ...]]] = []
-    q_tokens = tokens(pair.question)
+    q_canon = canonical(pair.question)  # memoised: the sentence index asked for it already
+    q_tokens = q_canon.split(" ") if q_canon else []  # tokens never hold a space: the same tokens
     use_containment = len(q_tokens) >= settings.min_tokens_for_containment
     n = settings.ngram
     for text in evidence_texts(pair, chunks):
@@ -47,24 +56,37 @@ def check(pair: QAPair, chunks: ChunkMap, settings: Settings, kb_sentences: Sequ
             gram_sets.extend(sentence_grams(text, n))
     if settings.whole_kb:
         for s in kb_sentences:
-            toks = tokens(s)
+            s_canon, s_grams = _sentence_info(s, n)
             sentences.append(s)
-            canon.append(" ".join(toks))
+            canon.append(s_canon)
             if use_containment:
-                gram_sets.append(frozenset(ngrams(toks, n)))
+                gram_sets.append(s_grams)
     if not sentences:
         return result(True, None, "no source sentences to compare with")
-    sim, best = best_edit_match(" ".join(q_tokens), sentences, canon, query_is_canonical=True)
+    sim, best = best_edit_match(q_canon, sentences, canon, query_is_canonical=True)
     cont = 0.0
     if use_containment and gram_sets:
         q_grams = set(ngrams(q_tokens, n))
-        cont = max(len(q_grams & g) for g in gram_sets) / len(q_grams)
+        most = 0
+        for g in gram_sets:
+            if len(g) > most and not q_grams.isdisjoint(g):  # cheap rejections before the intersection
+                k = len(q_grams & g)
+                if k > most:
+                    most = k
+        cont = most / len(q_grams)
     score = max(sim, cont)
     if sim >= settings.max_similarity:
         return result(False, score, f"question is {sim:.0%} similar to source sentence {best[:80]!r}")
     if cont >= settings.max_containment:
         return result(False, score, f"{cont:.0%} of the question's {settings.ngram}-grams are in one source sentence")
     return result(True, score, f"closest source sentence {sim:.2f} similar")
+
+
+@lru_cache(maxsize=1 << 16)
+def _sentence_info(sentence: str, n: int) -> tuple[str, frozenset[tuple[str, ...]]]:
+    """Canonical form and n-gram set of a KB sentence (the same sentences come back for many questions)."""
+    toks = tokens(sentence)
+    return " ".join(toks), frozenset(ngrams(toks, n))
 
 
 SPEC = CheckSpec(

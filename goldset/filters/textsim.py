@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 from goldset.text import normalize, tokenize
@@ -37,7 +37,14 @@ def ngrams(tokens: Sequence[str], n: int) -> list[tuple[str, ...]]:
         return []
     if len(tokens) < n:
         return [tuple(tokens)]
-    return [tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
+    if n < 1:
+        return [tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
+    if n == 1:
+        return [(t,) for t in tokens]
+    if n == 3:
+        return list(zip(tokens, tokens[1:], tokens[2:], strict=False))
+    # zip of shifted views builds the same tuples as slicing, without a slice per n-gram.
+    return list(zip(*(tokens[i:] for i in range(n)), strict=False))
 
 
 def containment(part: Sequence[str], whole: Sequence[str], n: int = 3) -> float:
@@ -100,11 +107,14 @@ def lcs_ratio(part: Sequence[str], whole: Sequence[str]) -> float:
     return longest_common_run(part, whole) / len(part)
 
 
+@lru_cache(maxsize=1 << 18)
 def canonical(text: str) -> str:
     """Tokens joined by single spaces: case, width, punctuation and spacing differences vanish.
 
     Character 3-grams of this string are word trigrams' pieces for Latin text and character *bigrams* for
-    CJK text (each CJK character is its own token), which suits both scripts.
+    CJK text (each CJK character is its own token), which suits both scripts. Memoised (one short string per
+    text, so the cache is cheap): the duplicate index, the sentence index and the checks ask for the same
+    questions' canonical forms, and the token cache alone is too small to keep them across a 100k-pair run.
     """
     return " ".join(tokens(text))
 
@@ -178,9 +188,14 @@ class SourceProfile:
     sentences_canonical: tuple[str, ...]
     windows: tuple[str, ...]
     windows_canonical: tuple[str, ...]
+    _gram_cache: dict[int, frozenset[tuple[str, ...]]] = field(default_factory=dict, compare=False, repr=False)
 
     def grams(self, n: int) -> frozenset[tuple[str, ...]]:
-        return _grams(self.tokens, n)
+        """The n-gram set of the whole text, kept on the profile (no re-hashing of the token tuple per call)."""
+        got = self._gram_cache.get(n)
+        if got is None:
+            got = self._gram_cache[n] = _grams(self.tokens, n)
+        return got
 
 
 @lru_cache(maxsize=8192)

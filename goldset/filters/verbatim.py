@@ -17,7 +17,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, evidence_texts, result
-from goldset.filters.textsim import best_edit_match, longest_common_run, ngrams, source_profile
+from goldset.filters.textsim import SourceProfile, best_edit_match, ngrams, source_profile
 from goldset.filters.textsim import tokens as text_tokens
 from goldset.schema import CheckResult, QAPair
 
@@ -44,8 +44,11 @@ def measure(answer: str, sources: list[str], settings: Settings, tokens: list[st
     profiles = [source_profile(text) for text in sources]
     for prof in profiles:
         have = prof.grams(n)
-        best["containment"] = max(best["containment"], sum(1 for g in grams if g in have) / len(grams))
-        best["lcs"] = max(best["lcs"], longest_common_run(tokens, prof.tokens, prof.positions) / len(tokens))
+        hits = [g in have for g in grams]
+        n_hits = sum(hits)
+        best["containment"] = max(best["containment"], n_hits / len(grams))
+        run = _longest_run(tokens, prof, n, hits) if n_hits else _longest_short_run(tokens, prof, n)
+        best["lcs"] = max(best["lcs"], run / len(tokens))
     if len(profiles) == 1:  # the common case: no copies of the window lists
         windows, canon = profiles[0].windows, profiles[0].windows_canonical
     else:
@@ -54,6 +57,49 @@ def measure(answer: str, sources: list[str], settings: Settings, tokens: list[st
     # canonical(answer) is its tokens joined by spaces: no second tokenisation.
     best["edit"], _ = best_edit_match(" ".join(tokens), windows, canon, query_is_canonical=True)
     return best
+
+
+def _longest_run(a: list[str], prof: SourceProfile, n: int, hits: list[bool]) -> int:
+    """:func:`longest_common_run` of ``a`` and the source, when some n-gram of ``a`` is in the source.
+
+    The answer is then at least n, and a common run of L >= n tokens starting at token s makes the n-grams
+    s .. s+L-n all hits: so only starts inside a stretch of consecutive hits are tried, and a start s in the
+    stretch ending at n-gram e can give at most e - s + n tokens (stop once that cannot beat the best).
+    """
+    b, positions = prof.tokens, prof.positions
+    la, lb, g = len(a), len(b), len(hits)
+    best = 0
+    i = 0
+    while i < g:
+        if not hits[i]:
+            i += 1
+            continue
+        e = i
+        while e + 1 < g and hits[e + 1]:
+            e += 1
+        for s in range(i, e + 1):
+            if e - s + n <= best:
+                break
+            for j in positions.get(a[s], ()):
+                if s and j and a[s - 1] == b[j - 1]:
+                    continue  # not a maximal start: measured from s - 1 (also in this stretch)
+                k = 1
+                while s + k < la and j + k < lb and a[s + k] == b[j + k]:
+                    k += 1
+                if k > best:
+                    best = k
+        i = e + 1
+    return best
+
+
+def _longest_short_run(a: list[str], prof: SourceProfile, n: int) -> int:
+    """:func:`longest_common_run` when no n-gram of ``a`` is in the source: the largest m < n such that an
+    m-gram of ``a`` is (0 when not even a token is shared)."""
+    for m in range(n - 1, 0, -1):
+        have = prof.grams(m)
+        if any(g in have for g in ngrams(a, m)):
+            return m
+    return 0
 
 
 def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:
