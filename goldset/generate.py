@@ -362,18 +362,34 @@ def build_plans(
 ) -> list[CallPlan]:
     """One plan per selected chunk. Partners are looked up in the whole KB, not the selection, so a chunk's
     call is the same whichever subset of chunks a run selects."""
-    single = load_prompt(PROMPT_SINGLE, prompts_dir)
-    multi: Prompt | None = None
-    finder: PartnerFinder | None = None
-    plans: list[CallPlan] = []
-    for chunk in selected:
-        types = plan_types(chunk.id, settings.types, settings.pairs_per_chunk, settings.seed)
-        language = chunk.language if settings.language == "auto" else settings.language
+    planner = _Planner(kb_chunks, settings, prompts_dir)
+    return [planner.plan(chunk) for chunk in selected]
+
+
+class _Planner:
+    """Plans one chunk at a time (:func:`build_plans` in order, or a run as it reaches each chunk): the prompts
+    and the partner finder are loaded or built once, when first needed."""
+
+    def __init__(self, kb_chunks: Sequence[Chunk], settings: GenerateSettings, prompts_dir: Path | None) -> None:
+        self.kb_chunks = kb_chunks
+        self.settings = settings
+        self.prompts_dir = prompts_dir
+        self.single = load_prompt(PROMPT_SINGLE, prompts_dir)
+        self.multi: Prompt | None = None
+        self.finder: PartnerFinder | None = None
+
+    def types(self, chunk: Chunk) -> tuple[QuestionType, ...]:
+        settings = self.settings
+        return plan_types(chunk.id, settings.types, settings.pairs_per_chunk, settings.seed)
+
+    def plan(self, chunk: Chunk) -> CallPlan:
+        types = self.types(chunk)
+        language = chunk.language if self.settings.language == "auto" else self.settings.language
         partner = None
         if QuestionType.multi_hop in types:
-            if finder is None:
-                finder = PartnerFinder(kb_chunks)
-            partner = finder.partner(chunk)
+            if self.finder is None:
+                self.finder = PartnerFinder(self.kb_chunks)
+            partner = self.finder.partner(chunk)
             if partner is None:
                 types = tuple(
                     sorted(
@@ -382,9 +398,29 @@ def build_plans(
                     )
                 )
         if partner is not None:
-            multi = multi or load_prompt(PROMPT_MULTI_HOP, prompts_dir)
-        plans.append(CallPlan(chunk, partner, types, language, multi if partner is not None else single))
-    return plans
+            self.multi = self.multi or load_prompt(PROMPT_MULTI_HOP, self.prompts_dir)
+        return CallPlan(chunk, partner, types, language, self.multi if partner is not None else self.single)
+
+
+def _planner_for_run(
+    selected: Sequence[Chunk], kb_chunks: Sequence[Chunk], settings: GenerateSettings, prompts_dir: Path | None
+) -> Callable[[Chunk], CallPlan]:
+    """What :func:`build_plans` gives each chunk, worked out when the run reaches the chunk rather than all before
+    the first call: the partner search (~50 ms on a few hundred chunks) then runs while calls are in flight.
+
+    A prompt that cannot be loaded still stops the run before its first call, as with :func:`build_plans`: the
+    prompts are loaded here, and if the multi-hop one fails, every plan is built now (which raises exactly when
+    :func:`build_plans` would: when some chunk gets a partner).
+    """
+    planner = _Planner(kb_chunks, settings, prompts_dir)
+    if any(QuestionType.multi_hop in planner.types(c) for c in selected):
+        try:
+            planner.multi = load_prompt(PROMPT_MULTI_HOP, prompts_dir)
+        except Exception:
+            plans = {id(c): p for c, p in zip(selected, build_plans(selected, kb_chunks, settings, prompts_dir),
+                                              strict=True)}
+            return lambda chunk: plans[id(chunk)]
+    return planner.plan
 
 
 # ---------------------------------------------------------------------------------------------- validation
@@ -566,7 +602,7 @@ class Estimate:
         return self.prompt_tokens + self.completion_tokens
 
 
-def _prepare(
+def _select(
     ws: Workspace | None,
     chunks: Sequence[Chunk] | None,
     *,
@@ -576,7 +612,7 @@ def _prepare(
     chunk_ids: Iterable[str] | None,
     settings: GenerateSettings,
     existing: list[QAPair],
-) -> tuple[list[Chunk], list[CallPlan], Selection]:
+) -> tuple[list[Chunk], Selection]:
     if chunks is None:
         if ws is None:
             raise InputError("generate needs a workspace or chunks; run inside a goldset workspace")
@@ -590,6 +626,24 @@ def _prepare(
         all_chunks=all_chunks,
         chunk_ids=chunk_ids,
         min_tokens=settings.min_tokens,
+    )
+    return kb, selection
+
+
+def _prepare(
+    ws: Workspace | None,
+    chunks: Sequence[Chunk] | None,
+    *,
+    limit: int | None,
+    docs: str | None,
+    all_chunks: bool,
+    chunk_ids: Iterable[str] | None,
+    settings: GenerateSettings,
+    existing: list[QAPair],
+) -> tuple[list[Chunk], list[CallPlan], Selection]:
+    kb, selection = _select(
+        ws, chunks, limit=limit, docs=docs, all_chunks=all_chunks, chunk_ids=chunk_ids, settings=settings,
+        existing=existing,
     )
     plans = build_plans(selection.chunks, kb, settings, ws.prompts_dir if ws is not None else None)
     return kb, plans, selection
@@ -844,7 +898,7 @@ def generate(
         overrides["model"] = model
     endpoint = resolve_endpoint(ws, "generate", overrides=overrides)
     existing = _read_existing(ws)
-    kb, plans, selection = _prepare(
+    kb, selection = _select(
         ws,
         chunks,
         limit=limit,
@@ -854,10 +908,12 @@ def generate(
         settings=settings,
         existing=existing,
     )
+    plan_for = _planner_for_run(selection.chunks, kb, settings, ws.prompts_dir)
     snapshot_id = kb_snapshot_id(ws)
-    report = GenerationReport(chunks=len(plans), skipped_small=selection.too_small, already_done=selection.already_done)
+    n_chunks = len(selection.chunks)
+    report = GenerationReport(chunks=n_chunks, skipped_small=selection.too_small, already_done=selection.already_done)
     sink = _Sink(ws if write else None, existing if write else [], settings.flush_seconds)
-    state = GenerationProgress(chunks_total=len(plans))
+    state = GenerationProgress(chunks_total=n_chunks)
     endpoint_name = endpoint.name
     started = time.monotonic()
     if progress is not None:
@@ -912,7 +968,9 @@ def generate(
     async def run() -> None:
         with CallJournal(ws.cache_path) as journal:
             async with LLMClient(endpoint, journal, use_cache=not no_cache) as client:
-                await _run_plans(client, plans, on_result, settings, bound=_task_bound(endpoint, settings))
+                await _run_plans(
+                    client, selection.chunks, plan_for, on_result, settings, bound=_task_bound(endpoint, settings)
+                )
 
     try:
         asyncio.run(run())
@@ -940,7 +998,7 @@ def generate(
         all_chunks_by_id = {c.id: c for c in old_chunks} | {c.id: c for c in kb}
         write_dataset(ws.data_dir, sink.pairs.values(), all_chunks_by_id.values(), kb_snapshot_id=snapshot_id)
         report.pairs_path = ws.pairs_path
-        report.failures_path = _write_failures(ws, report.failures, {p.chunk.id for p in plans})
+        report.failures_path = _write_failures(ws, report.failures, {c.id for c in selection.chunks})
     return report
 
 
@@ -957,34 +1015,36 @@ def _task_bound(endpoint: Endpoint, settings: GenerateSettings) -> int:
 
 async def _run_plans(
     client: LLMClient,
-    plans: Sequence[CallPlan],
+    chunks: Sequence[Chunk],
+    plan_for: Callable[[Chunk], CallPlan],
     on_result: Callable[[CallPlan, CallResult], None],
     settings: GenerateSettings,
     *,
     bound: int,
 ) -> None:
-    """Run the calls with at most ``bound`` in flight (the client enforces the endpoint's own limit; the bound
-    keeps memory flat on large KBs). The first unexpected error cancels the rest; results already received
-    are flushed by the caller."""
-    queue: asyncio.Queue[CallPlan | None] = asyncio.Queue()
-    for plan in plans:
-        queue.put_nowait(plan)
+    """Plan and run the calls, in the order of ``chunks``, with at most ``bound`` in flight (the client enforces
+    the endpoint's own limit; the bound keeps memory flat on large KBs). The first unexpected error cancels the
+    rest; results already received are flushed by the caller."""
+    queue: asyncio.Queue[Chunk | None] = asyncio.Queue()
+    for chunk in chunks:
+        queue.put_nowait(chunk)
 
     async def worker() -> None:
         while True:
             try:
-                plan = queue.get_nowait()
+                chunk = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            if plan is None:
+            if chunk is None:
                 return
+            plan = plan_for(chunk)
             res = await client.complete_json(
                 plan.messages(), GeneratedPairs, schema_name=SCHEMA_NAME, seed=settings.seed
             )
             on_result(plan, res)
 
     async with asyncio.TaskGroup() as tg:
-        for _ in range(min(bound, len(plans))):
+        for _ in range(min(bound, len(chunks))):
             tg.create_task(worker())
 
 
