@@ -46,7 +46,7 @@ from goldset._callable import make_module_callable
 from goldset.config import Workspace, load_section
 from goldset.errors import InputError
 from goldset.hashing import hash_obj
-from goldset.io import iter_jsonl, read_jsonl, write_jsonl
+from goldset.io import atomic_write_text, dump_record, iter_jsonl, read_jsonl, write_jsonl
 from goldset.prompts import Prompt, load_prompt
 from goldset.schema import (
     CheckResult,
@@ -794,7 +794,11 @@ ProgressCallback = Callable[[GenerationProgress], None]
 
 
 class _Sink:
-    """Collects results and rewrites the candidates file in batches; existing pairs are never replaced."""
+    """Collects results and rewrites the candidates file in batches; existing pairs are never replaced.
+
+    Each pair is serialised once (pairs do not change once added) and kept as its JSON line, so a rewrite is a
+    sort and a join instead of dumping every pair again (~1.2 KB per pair, next to ~6.5 KB for the pair itself).
+    """
 
     def __init__(
         self,
@@ -804,6 +808,7 @@ class _Sink:
     ) -> None:
         self.ws = ws
         self.pairs: dict[str, QAPair] = {p.id: p for p in existing}
+        self.lines: dict[str, str] = {}
         self.pending = 0
         self.flush_seconds = flush_seconds
         self.last_flush = time.monotonic()
@@ -817,16 +822,26 @@ class _Sink:
                 self.existing_hits += 1
                 continue
             self.pairs[p.id] = p
+            if self.ws is not None:
+                self.lines[p.id] = dump_record(p)  # here rather than all at once in the next rewrite
             self.new_pairs.append(p)
             self.added += 1
             self.pending += 1
         if self.pending and time.monotonic() - self.last_flush >= self.flush_seconds:
             self.flush()
 
+    def text(self) -> str:
+        """The candidates file: what ``write_jsonl(path, self.pairs.values())`` writes (sorted by id)."""
+        lines = self.lines
+        for pid, pair in self.pairs.items():
+            if pid not in lines:
+                lines[pid] = dump_record(pair)
+        return "".join(lines[pid] + "\n" for pid in sorted(self.pairs))
+
     def flush(self) -> None:
         if self.ws is not None and self.pending:
             started = time.monotonic()
-            write_jsonl(self.ws.pairs_path, self.pairs.values())
+            atomic_write_text(self.ws.pairs_path, self.text())
             # The rewrite blocks the event loop; on a large file, space rewrites so they take ≤ ~10% of the run.
             self.flush_seconds = max(self.flush_seconds, 10 * (time.monotonic() - started))
         self.pending = 0
@@ -972,13 +987,16 @@ def generate(
                     client, selection.chunks, plan_for, on_result, settings, bound=_task_bound(endpoint, settings)
                 )
 
+    completed = False
     try:
         asyncio.run(run())
+        completed = True
     except BaseExceptionGroup as group:
         # A task group wraps the first error (e.g. EndpointError on a 401); show that one, not the group.
         raise _first_error(group) from None
     finally:
-        sink.flush()
+        if not (completed and write):
+            sink.flush()  # what a stopped run received is kept; a whole run's file is written just below
         report.seconds = time.monotonic() - started
     report.calls = state.calls
     report.cache_hits = state.cache_hits
@@ -994,9 +1012,15 @@ def generate(
     if write:
         from goldset.dataset import write_dataset
 
-        old_chunks = read_jsonl(ws.data_dir / "chunks.jsonl", Chunk) if (ws.data_dir / "chunks.jsonl").exists() else []
-        all_chunks_by_id = {c.id: c for c in old_chunks} | {c.id: c for c in kb}
-        write_dataset(ws.data_dir, sink.pairs.values(), all_chunks_by_id.values(), kb_snapshot_id=snapshot_id)
+        try:
+            chunks_path = ws.data_dir / "chunks.jsonl"
+            old_chunks = read_jsonl(chunks_path, Chunk) if chunks_path.exists() else []
+            all_chunks_by_id = {c.id: c for c in old_chunks} | {c.id: c for c in kb}
+            # writes the candidates file first (sink.pairs, as sink.flush would), then chunks and manifest
+            write_dataset(ws.data_dir, sink.pairs.values(), all_chunks_by_id.values(), kb_snapshot_id=snapshot_id)
+        except BaseException:
+            sink.flush()  # the pairs of this run are kept even when the dataset files cannot be written
+            raise
         report.pairs_path = ws.pairs_path
         report.failures_path = _write_failures(ws, report.failures, {c.id for c in selection.chunks})
     return report
