@@ -116,7 +116,8 @@ def minhash_signatures(texts: Sequence[str], params: LSHParams) -> np.ndarray:
     a = rng.integers(1, 2**32, size=params.num_perm, dtype=np.uint64).astype(np.uint32) | np.uint32(1)
     b = rng.integers(0, 2**32, size=params.num_perm, dtype=np.uint64).astype(np.uint32)
     sig = np.empty((len(texts), params.num_perm), dtype=np.uint32)
-    for s in range(0, len(texts), _BLOCK):
+
+    def fill(s: int) -> None:
         block = texts[s : s + _BLOCK]
         hashes64, counts = _shingle_block(block, params.shingle)
         hashes = (hashes64 >> np.uint64(32)).astype(np.uint32)
@@ -127,7 +128,30 @@ def minhash_signatures(texts: Sequence[str], params: LSHParams) -> np.ndarray:
             np.multiply(hashes, a[p], out=h)
             np.add(h, b[p], out=h)
             out[:, p] = np.minimum.reduceat(h, starts)
+
+    starts_of_blocks = range(0, len(texts), _BLOCK)
+    workers = _workers()
+    if workers > 1 and len(starts_of_blocks) > 1:
+        # numpy releases the GIL in these loops; each block writes its own rows, so the result is the same.
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            list(pool.map(fill, starts_of_blocks))
+    else:
+        for s in starts_of_blocks:
+            fill(s)
     return sig
+
+
+def _workers() -> int:
+    """Threads for the numpy and rapidfuzz loops: the CPUs this process may run on, at most 4."""
+    import os
+
+    try:
+        n = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        n = os.cpu_count() or 1
+    return max(1, min(4, n))
 
 
 def band_keys(sig: np.ndarray, params: LSHParams) -> np.ndarray:
@@ -210,7 +234,8 @@ def verify(a: Sequence[str], b: Sequence[str]) -> np.ndarray:
 
     if not a:
         return np.zeros(0, dtype=np.float64)
-    return np.asarray(process.cpdist(a, b, scorer=Indel.normalized_similarity, workers=1), dtype=np.float64)
+    workers = _workers() if len(a) >= 10_000 else 1  # element-wise: the same values with any number of threads
+    return np.asarray(process.cpdist(a, b, scorer=Indel.normalized_similarity, workers=workers), dtype=np.float64)
 
 
 @dataclass(frozen=True)

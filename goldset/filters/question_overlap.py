@@ -41,38 +41,45 @@ def check(pair: QAPair, chunks: ChunkMap, settings: Settings, kb_sentences: Sequ
 
     Containment here is over distinct n-grams: the share of the question's n-gram set inside one sentence's.
     """
-    sentences: list[str] = []
-    canon: list[str] = []
-    gram_sets: list[frozenset[tuple[str, ...]]] = []
     q_canon = canonical(pair.question)  # memoised: the sentence index asked for it already
     q_tokens = q_canon.split(" ") if q_canon else []  # tokens never hold a space: the same tokens
     use_containment = len(q_tokens) >= settings.min_tokens_for_containment
     n = settings.ngram
-    for text in evidence_texts(pair, chunks):
-        prof = source_profile(text)
-        sentences.extend(prof.sentences)
-        canon.extend(prof.sentences_canonical)
-        if use_containment:
-            gram_sets.extend(sentence_grams(text, n))
-    if settings.whole_kb:
-        for s in kb_sentences:
-            s_canon, s_grams = _sentence_info(s, n)
-            sentences.append(s)
-            canon.append(s_canon)
-            if use_containment:
-                gram_sets.append(s_grams)
+    texts = evidence_texts(pair, chunks)
+    kb = [_sentence_info(s, n) for s in kb_sentences] if settings.whole_kb else []
+    sentences: Sequence[str]
+    canon: Sequence[str]
+    if len(texts) == 1 and not kb:  # the common case: the profile's own tuples, no copies
+        prof = source_profile(texts[0])
+        sentences, canon = prof.sentences, prof.sentences_canonical
+    else:
+        sentences, canon = [], []
+        for text in texts:
+            prof = source_profile(text)
+            sentences.extend(prof.sentences)
+            canon.extend(prof.sentences_canonical)
+        sentences.extend(kb_sentences if kb else ())
+        canon.extend(c for c, _ in kb)
     if not sentences:
         return result(True, None, "no source sentences to compare with")
     sim, best = best_edit_match(q_canon, sentences, canon, query_is_canonical=True)
     cont = 0.0
-    if use_containment and gram_sets:
+    if use_containment:
+        # max over sentences of |question n-grams ∩ sentence n-grams|: each evidence text through its inverted
+        # index (n-gram -> sentences holding it), each KB sentence through its own set.
         q_grams = set(ngrams(q_tokens, n))
         most = 0
-        for g in gram_sets:
-            if len(g) > most and not q_grams.isdisjoint(g):  # cheap rejections before the intersection
-                k = len(q_grams & g)
-                if k > most:
-                    most = k
+        for text in texts:
+            index = _gram_index(text, n)
+            counts: dict[int, int] = {}
+            for g in q_grams:
+                for i in index.get(g, ()):
+                    counts[i] = counts.get(i, 0) + 1
+            if counts:
+                most = max(most, max(counts.values()))
+        for _, grams in kb:
+            if len(grams) > most and not q_grams.isdisjoint(grams):
+                most = max(most, len(q_grams & grams))
         cont = most / len(q_grams)
     score = max(sim, cont)
     if sim >= settings.max_similarity:
@@ -87,6 +94,16 @@ def _sentence_info(sentence: str, n: int) -> tuple[str, frozenset[tuple[str, ...
     """Canonical form and n-gram set of a KB sentence (the same sentences come back for many questions)."""
     toks = tokens(sentence)
     return " ".join(toks), frozenset(ngrams(toks, n))
+
+
+@lru_cache(maxsize=4096)
+def _gram_index(text: str, n: int) -> dict[tuple[str, ...], tuple[int, ...]]:
+    """n-gram -> the sentences of ``text`` (indices) whose n-gram set holds it."""
+    index: dict[tuple[str, ...], list[int]] = {}
+    for i, grams in enumerate(sentence_grams(text, n)):
+        for g in grams:
+            index.setdefault(g, []).append(i)
+    return {g: tuple(ids) for g, ids in index.items()}
 
 
 SPEC = CheckSpec(

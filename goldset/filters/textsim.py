@@ -211,18 +211,31 @@ def sentence_grams(text: str, n: int) -> tuple[frozenset[tuple[str, ...]], ...]:
 
 @lru_cache(maxsize=4096)
 def source_profile(text: str) -> SourceProfile:
-    """Cached :class:`SourceProfile` of a chunk text (an LRU cache: a filter run sees each chunk many times)."""
+    """Cached :class:`SourceProfile` of a chunk text (an LRU cache: a filter run sees each chunk many times).
+
+    Each sentence is tokenised once; a window's canonical form is its sentences' canonical forms joined by a
+    space, which is ``canonical`` of the joined window text: tokens never span the space, and NFKC and
+    case folding act on each side of a space independently (a space is a stable code point in NFKC).
+    """
     tokens = tuple(tokenize(text))
     sentences = tuple(split_sentences(text))
     windows = tuple(sentence_windows(sentences))
+    sentence_tokens = tuple(tuple(tokenize(s)) for s in sentences)
+    sentences_canonical = tuple(" ".join(toks) for toks in sentence_tokens)
+    windows_canonical = tuple(
+        " ".join(c for c in sentences_canonical[i : i + w] if c)
+        for i in range(len(sentences))
+        for w in range(1, 4)
+        if i + w <= len(sentences)
+    )  # the order of sentence_windows(sentences), whose width is 3
     return SourceProfile(
         tokens=tokens,
         positions=token_positions(tokens),
         sentences=sentences,
-        sentence_tokens=tuple(tuple(tokenize(s)) for s in sentences),
-        sentences_canonical=tuple(canonical(s) for s in sentences),
+        sentence_tokens=sentence_tokens,
+        sentences_canonical=sentences_canonical,
         windows=windows,
-        windows_canonical=tuple(canonical(w) for w in windows),
+        windows_canonical=windows_canonical,
     )
 
 
