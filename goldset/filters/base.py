@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -57,4 +60,18 @@ def evidence_texts(pair: QAPair, chunks: ChunkMap) -> list[str]:
 
 def result(passed: bool, score: float | None, reason: str, **extra: object) -> CheckResult:
     """A CheckResult with the score rounded (files diff cleanly; 4 digits is plenty for a threshold test)."""
+    extra.setdefault("checked_at", _now_to_the_second())
     return CheckResult(passed=passed, score=None if score is None else round(score, 4), reason=reason, **extra)
+
+
+_stamp: tuple[int, datetime] = (-1, datetime.fromtimestamp(0, UTC))
+
+
+def _now_to_the_second() -> datetime:
+    """``goldset.schema.base.utcnow()`` (UTC, microseconds dropped), one datetime object per second: a check
+    run makes 100,000s of verdicts a second apart at most, and building the datetime each time showed up."""
+    global _stamp
+    sec = math.floor(time.time())
+    if _stamp[0] != sec:
+        _stamp = (sec, datetime.fromtimestamp(sec, UTC))
+    return _stamp[1]
