@@ -30,3 +30,12 @@ def test_llm_token_estimate_counts_cjk_characters() -> None:
 @given(st.text())
 def test_tokenize_equals_tokens_of_the_normalised_text(text: str) -> None:
     assert tokenize(text) == tokenize(normalize(text))
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127)))
+def test_the_ascii_shortcut_gives_the_general_paths_tokens(text: str) -> None:
+    import unicodedata
+
+    from goldset import text as module
+
+    assert tokenize(text) == module._TOKEN_RE.findall(unicodedata.normalize("NFKC", text).casefold())
