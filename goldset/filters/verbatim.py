@@ -14,6 +14,8 @@ pass with a note instead of failing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pydantic import Field
 
 from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, evidence_texts, result
@@ -32,10 +34,12 @@ class Settings(CheckSettings):
     min_answer_tokens: int = Field(8, ge=0, description="Shorter answers pass: too short to judge copying.")
 
 
-def measure(answer: str, sources: list[str], settings: Settings, tokens: list[str] | None = None) -> dict[str, float]:
+def measure(
+    answer: str, sources: list[str], settings: Settings, tokens: Sequence[str] | None = None
+) -> dict[str, float]:
     """The three copy measures of ``answer`` against the evidence ``sources`` (each in [0, 1])."""
     if tokens is None:
-        tokens = list(text_tokens(answer))
+        tokens = text_tokens(answer)
     best = {"containment": 0.0, "lcs": 0.0, "edit": 0.0}
     if not tokens:
         return best
@@ -44,10 +48,12 @@ def measure(answer: str, sources: list[str], settings: Settings, tokens: list[st
     profiles = [source_profile(text) for text in sources]
     for prof in profiles:
         have = prof.grams(n)
-        hits = [g in have for g in grams]
-        n_hits = sum(hits)
-        best["containment"] = max(best["containment"], n_hits / len(grams))
-        run = _longest_run(tokens, prof, n, hits) if n_hits else _longest_short_run(tokens, prof, n)
+        if have.isdisjoint(grams):  # no n-gram in common (often): no per-gram list
+            run = _longest_short_run(tokens, prof, n)
+        else:
+            hits = [g in have for g in grams]
+            best["containment"] = max(best["containment"], sum(hits) / len(grams))
+            run = _longest_run(tokens, prof, n, hits)
         best["lcs"] = max(best["lcs"], run / len(tokens))
     if len(profiles) == 1:  # the common case: no copies of the window lists
         windows, canon = profiles[0].windows, profiles[0].windows_canonical
@@ -59,7 +65,7 @@ def measure(answer: str, sources: list[str], settings: Settings, tokens: list[st
     return best
 
 
-def _longest_run(a: list[str], prof: SourceProfile, n: int, hits: list[bool]) -> int:
+def _longest_run(a: Sequence[str], prof: SourceProfile, n: int, hits: list[bool]) -> int:
     """:func:`longest_common_run` of ``a`` and the source, when some n-gram of ``a`` is in the source.
 
     The answer is then at least n, and a common run of L >= n tokens starting at token s makes the n-grams
@@ -92,7 +98,7 @@ def _longest_run(a: list[str], prof: SourceProfile, n: int, hits: list[bool]) ->
     return best
 
 
-def _longest_short_run(a: list[str], prof: SourceProfile, n: int) -> int:
+def _longest_short_run(a: Sequence[str], prof: SourceProfile, n: int) -> int:
     """:func:`longest_common_run` when no n-gram of ``a`` is in the source: the largest m < n such that an
     m-gram of ``a`` is (0 when not even a token is shared)."""
     for m in range(n - 1, 0, -1):
@@ -106,7 +112,7 @@ def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:
     sources = evidence_texts(pair, chunks)
     if not sources:
         return result(True, None, "no evidence to compare with")
-    tokens = list(text_tokens(pair.answer))
+    tokens = text_tokens(pair.answer)  # the memoised tuple, not a copy
     if len(tokens) < settings.min_answer_tokens:
         return result(True, 0.0, f"answer has {len(tokens)} tokens (< {settings.min_answer_tokens}); not judged")
     m = measure(pair.answer, sources, settings, tokens)
