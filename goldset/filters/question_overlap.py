@@ -70,10 +70,10 @@ def check(pair: QAPair, chunks: ChunkMap, settings: Settings, kb_sentences: Sequ
         q_grams = set(ngrams(q_tokens, n))
         most = 0
         for text in texts:
-            index = _gram_index(text, n)
+            index, known = _gram_index(text, n)
             counts: dict[int, int] = {}
-            for g in q_grams:
-                for i in index.get(g, ()):
+            for g in q_grams & known:  # set & frozenset reuses the stored hashes: few grams left to look up
+                for i in index[g]:
                     counts[i] = counts.get(i, 0) + 1
             if counts:
                 most = max(most, max(counts.values()))
@@ -97,13 +97,15 @@ def _sentence_info(sentence: str, n: int) -> tuple[str, frozenset[tuple[str, ...
 
 
 @lru_cache(maxsize=4096)
-def _gram_index(text: str, n: int) -> dict[tuple[str, ...], tuple[int, ...]]:
-    """n-gram -> the sentences of ``text`` (indices) whose n-gram set holds it."""
+def _gram_index(
+    text: str, n: int
+) -> tuple[dict[tuple[str, ...], tuple[int, ...]], frozenset[tuple[str, ...]]]:
+    """n-gram -> the sentences of ``text`` (indices) whose n-gram set holds it, and the set of those n-grams."""
     index: dict[tuple[str, ...], list[int]] = {}
     for i, grams in enumerate(sentence_grams(text, n)):
         for g in grams:
             index.setdefault(g, []).append(i)
-    return {g: tuple(ids) for g, ids in index.items()}
+    return {g: tuple(ids) for g, ids in index.items()}, frozenset(index)
 
 
 SPEC = CheckSpec(
