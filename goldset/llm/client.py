@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from goldset.errors import EndpointError
-from goldset.llm.journal import CallJournal, call_key
+from goldset.hashing import canonical_json
+from goldset.llm.journal import CallJournal, call_key, call_key_from_json, canonical_json_with
 from goldset.llm.ratelimit import RateLimiter, ratelimit_pause_seconds, retry_after_seconds
 from goldset.llm.redact import redact
 from goldset.llm.structured import (
@@ -41,7 +42,7 @@ from goldset.llm.structured import (
     parse_reply,
     response_format_json_schema,
     schema_instruction,
-    schema_json,
+    schema_json_text,
     with_instruction,
 )
 from goldset.llm.usage import Usage, cost_usd, estimate_tokens
@@ -241,7 +242,8 @@ class LLMClient:
             "seed": seed,
             "max_tokens": max_tokens if max_tokens is not None else self.settings.max_tokens,
         }
-        key = call_key(self.endpoint.model, messages, schema_json(schema), params)
+        messages_json = canonical_json([dict(m) for m in messages])  # encoded once: the key and the journal
+        key = call_key_from_json(self.endpoint.model, messages_json, schema_json_text(schema), params)
         cached = self._from_cache(key, schema)
         if cached is not None:
             return cached
@@ -268,7 +270,7 @@ class LLMClient:
             async with self._pool:
                 if self._fatal is not None:
                     raise self._fatal
-                result = await self._call(key, messages, schema, schema_name, params)
+                result = await self._call(key, messages, schema, schema_name, params, messages_json)
         except BaseException as exc:
             if isinstance(exc, asyncio.CancelledError):
                 future.cancel()
@@ -304,7 +306,8 @@ class LLMClient:
 
     # -- the retry loop --------------------------------------------------------------------------------------
     async def _call(
-        self, key: str, messages: list[dict[str, str]], schema: type[T], schema_name: str, params: dict[str, Any]
+        self, key: str, messages: list[dict[str, str]], schema: type[T], schema_name: str, params: dict[str, Any],
+        messages_json: str,
     ) -> CallResult[T]:
         usage = Usage()
         attempts = 0
@@ -367,7 +370,7 @@ class LLMClient:
                         },
                     ]
                     continue
-                return self._succeed(key, value, usage, attempts, schema_name, messages, params)
+                return self._succeed(key, value, usage, attempts, schema_name, messages, params, messages_json)
         except _Fail as fail:
             reason = self._redact(str(fail))
             self.stats.failures += 1
@@ -394,15 +397,19 @@ class LLMClient:
 
     def _succeed(
         self, key: str, value: T, usage: Usage, attempts: int, schema_name: str, messages: list[dict[str, str]],
-        params: dict[str, Any],
+        params: dict[str, Any], messages_json: str,
     ) -> CallResult[T]:
         cost = cost_usd(self.endpoint, usage)
         if self.journal is not None:  # committed before the result is used: a kill after this repeats nothing
+            request: dict[str, Any] = {"params": params, **self.endpoint.describe()}
+            if all(type(m) is dict for m in messages):  # then messages_json is also canonical_json(messages)
+                request_json = canonical_json_with(request, messages=messages_json)
+            else:
+                request_json = canonical_json({"messages": messages, **request})
             self.journal.put(
                 key, model=self.endpoint.model, schema_name=schema_name, reply=value.model_dump(mode="json"),
                 prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
-                usage_estimated=usage.estimated, cost_usd=cost, attempts=attempts,
-                request={"messages": messages, "params": params, **self.endpoint.describe()},
+                usage_estimated=usage.estimated, cost_usd=cost, attempts=attempts, request_json=request_json,
             )
         return CallResult(
             value=value, error=None, key=key, cached=False, usage=usage, cost_usd=cost, model=self.endpoint.model,

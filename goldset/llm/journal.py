@@ -75,6 +75,23 @@ def call_key(model: str, messages: Sequence[Mapping[str, Any]], schema_json: Map
     return sha256_hex(canonical_json(payload))
 
 
+def call_key_from_json(model: str, messages_json: str, schema_json_text: str, params: Mapping[str, Any]) -> str:
+    """:func:`call_key` from the canonical JSON of the messages (``canonical_json([dict(m) for m in messages])``)
+    and of the schema, which the client has already: the same key, from the same text, without encoding the
+    schema and the prompt again on every call."""
+    kept = {k: v for k, v in params.items() if v is not None}
+    payload = {"v": JOURNAL_VERSION, "model": model, "params": kept}
+    return sha256_hex(canonical_json_with(payload, messages=messages_json, schema=schema_json_text))
+
+
+def canonical_json_with(value: Mapping[str, Any], **encoded: str) -> str:
+    """``canonical_json`` of ``value`` plus the keys of ``encoded``, whose values are given already encoded (as
+    canonical JSON): the canonical JSON of a dict is its ``"key":value`` items sorted by key, so this is the same
+    text as encoding the whole dict."""
+    items = {k: canonical_json(v) for k, v in value.items()} | encoded
+    return "{" + ",".join(f"{canonical_json(k)}:{items[k]}" for k in sorted(items)) + "}"
+
+
 @dataclass(frozen=True)
 class JournalEntry:
     """A successful call as stored: ``reply`` is the validated JSON value."""
@@ -162,16 +179,19 @@ class CallJournal:
         cost_usd: float | None = None,
         attempts: int = 1,
         request: Mapping[str, Any] | None = None,
+        request_json: str | None = None,
     ) -> None:
-        """Store a successful call; committed when this returns."""
+        """Store a successful call; committed when this returns. ``request_json`` is ``canonical_json(request)``
+        when the caller has it already."""
+        if request_json is None and request is not None:
+            request_json = canonical_json(request)
         with self._lock, self._errors():
             self._db.execute(
                 "INSERT OR REPLACE INTO calls(key, model, schema_name, reply, prompt_tokens, completion_tokens, "
                 "usage_estimated, cost_usd, attempts, request, created) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     key, model, schema_name, canonical_json(reply), prompt_tokens, completion_tokens,
-                    int(usage_estimated), cost_usd, attempts,
-                    canonical_json(request) if request is not None else None, time.time(),
+                    int(usage_estimated), cost_usd, attempts, request_json, time.time(),
                 ),
             )
 
