@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from goldset.text import normalize, tokenize
 
@@ -189,6 +189,11 @@ class SourceProfile:
     windows: tuple[str, ...]
     windows_canonical: tuple[str, ...]
     _gram_cache: dict[int, frozenset[tuple[str, ...]]] = field(default_factory=dict, compare=False, repr=False)
+
+    @cached_property
+    def window_set(self) -> frozenset[str]:
+        """The canonical windows as a set: an exact copy of one is found without any edit distance."""
+        return frozenset(self.windows_canonical)
 
     def grams(self, n: int) -> frozenset[tuple[str, ...]]:
         """The n-gram set of the whole text, kept on the profile (no re-hashing of the token tuple per call)."""

@@ -61,7 +61,11 @@ def measure(
         windows = tuple(w for prof in profiles for w in prof.windows)
         canon = tuple(w for prof in profiles for w in prof.windows_canonical)
     # canonical(answer) is its tokens joined by spaces: no second tokenisation.
-    best["edit"], _ = best_edit_match(" ".join(tokens), windows, canon, query_is_canonical=True)
+    query = " ".join(tokens)
+    if any(query in prof.window_set for prof in profiles):
+        best["edit"] = 1.0  # a window is the answer itself: the highest similarity there is (fuzz.ratio 100)
+    else:
+        best["edit"], _ = best_edit_match(query, windows, canon, query_is_canonical=True)
     return best
 
 
