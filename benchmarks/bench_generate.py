@@ -141,8 +141,10 @@ def measure(kb_dir: Path, base_url: str, concurrency: int) -> dict:
         rss_before = peak_rss_mb()
 
         t0 = time.monotonic()  # the same clock as the server's arrival times (system-wide on Linux)
+        cpu0 = time.process_time()
         first = generate(ws, concurrency=concurrency)
         t_end = time.monotonic()
+        cpu = time.process_time() - cpu0  # this process only: the server runs in its own
         rss_after = peak_rss_mb()
         arrivals = sorted(a for a in server_stats(base_url)["arrivals"] if a >= t0)
 
@@ -165,6 +167,7 @@ def measure(kb_dir: Path, base_url: str, concurrency: int) -> dict:
         "steady": steady_rate(arrivals),
         "sdk": sdk_rate,
         "sdk_slowest": sdk_slowest,
+        "cpu_per_call_ms": 1000 * cpu / max(1, first.calls),
         "rss_before": rss_before,
         "rss_after": rss_after,
         "rerun": rerun,
@@ -228,7 +231,9 @@ def main() -> int:
         f"| calls/s, first call sent → run returned (incl. validation and writes) | {rate('calls_phase')} | ≥ 90% |",
         f"| calls/s, steady state (10th–90th percentile of server arrivals) | {rate('steady')} | |",
         f"| reference: bare openai SDK, same server, calls and concurrency | {rate('sdk')} | |",
-        f"| calls per run (wall {med('wall'):.1f} s) | {first.calls} ({first.failed_calls} failed) | |",
+        f"| calls per run (wall {med('wall'):.2f} s) | {first.calls} ({first.failed_calls} failed) | |",
+        f"| CPU time of the process per call (LLM client + SDK + generation's own work, whole run incl. start) "
+        f"| {med('cpu_per_call_ms'):.2f} ms | |",
         f"| pairs | {pairs} ({first.pairs_kept} kept, {first.pairs_rejected} rejected) | |",
         f"| LLM calls per kept candidate pair | {calls_per_pair:.2f} | ≤ 0.5 |",
         f"| peak RSS of the process (after ingest → after generation, first run) | {runs[0]['rss_before']:.0f} MB → "
