@@ -14,9 +14,9 @@ so the reported similarity is exact and symmetric; LSH only decides which pairs 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from goldset.filters.textsim import canonical
 
@@ -129,17 +129,8 @@ def minhash_signatures(texts: Sequence[str], params: LSHParams) -> np.ndarray:
             np.add(h, b[p], out=h)
             out[:, p] = np.minimum.reduceat(h, starts)
 
-    starts_of_blocks = range(0, len(texts), _BLOCK)
-    workers = _workers()
-    if workers > 1 and len(starts_of_blocks) > 1:
-        # numpy releases the GIL in these loops; each block writes its own rows, so the result is the same.
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            list(pool.map(fill, starts_of_blocks))
-    else:
-        for s in starts_of_blocks:
-            fill(s)
+    # numpy releases the GIL in these loops; each block writes its own rows, so threads give the same result.
+    _each(fill, range(0, len(texts), _BLOCK), parallel=True)
     return sig
 
 
@@ -162,12 +153,27 @@ def band_keys(sig: np.ndarray, params: LSHParams) -> np.ndarray:
     r = params.rows
     keys = np.empty((n, params.bands), dtype=np.uint64)
     mult = np.uint64(0x9E3779B97F4A7C15)
-    for band in range(params.bands):
+
+    def fill(band: int) -> None:
         acc = np.full(n, np.uint64(band + 1), dtype=np.uint64)
         for j in range(band * r, band * r + r):
             acc = _splitmix(acc * mult + sig[:, j].astype(np.uint64))
         keys[:, band] = acc
+
+    _each(fill, range(params.bands), parallel=n >= 10_000)  # each band writes its own column
     return keys
+
+
+def _each(func: Callable[[int], Any], items: range, *, parallel: bool) -> list[Any]:
+    """``[func(i) for i in items]``, on :func:`_workers` threads when ``parallel`` (numpy releases the GIL);
+    results in the order of ``items`` either way."""
+    workers = _workers() if parallel else 1
+    if workers > 1 and len(items) > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            return list(pool.map(func, items))
+    return [func(i) for i in items]
 
 
 def _bucket_pairs(keys: np.ndarray, max_bucket: int) -> np.ndarray:
@@ -180,8 +186,9 @@ def _bucket_pairs(keys: np.ndarray, max_bucket: int) -> np.ndarray:
     import numpy as np
 
     n, bands = keys.shape
-    out: list[np.ndarray] = []
-    for band in range(bands):
+
+    def band_pairs(band: int) -> list[np.ndarray]:
+        out: list[np.ndarray] = []
         col = keys[:, band]
         order = np.argsort(col, kind="stable")
         sk = col[order]
@@ -192,7 +199,7 @@ def _bucket_pairs(keys: np.ndarray, max_bucket: int) -> np.ndarray:
         length = run_len[run_id]  # length of the run each sorted position is in
         shared = np.flatnonzero(length > 1)  # most texts are alone in their bucket: drop them at once
         if not len(shared):
-            continue
+            return out
         length = length[shared]
         pos = shared - run_start[run_id[shared]]  # position within its run
         small = length <= max_bucket
@@ -208,6 +215,10 @@ def _bucket_pairs(keys: np.ndarray, max_bucket: int) -> np.ndarray:
         big = shared[~small & (pos > 0)]
         if len(big):  # star: every member of a huge bucket with the bucket's first member
             out.append(np.stack([order[run_start[run_id[big]]], order[big]], axis=1))
+        return out
+
+    # Bands are independent and the result is sorted below: threads cannot change it.
+    out = [a for part in _each(band_pairs, range(bands), parallel=n >= 10_000) for a in part]
     if not out:
         return np.zeros((0, 2), dtype=np.int64)
     pairs = np.concatenate(out).astype(np.int64)
