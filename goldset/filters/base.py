@@ -48,6 +48,10 @@ class CheckSpec:
 
 def evidence_texts(pair: QAPair, chunks: ChunkMap) -> list[str]:
     """The text of each evidence chunk; a chunk missing from the KB contributes its quote instead."""
+    if len(pair.evidence) == 1:  # the common case, without building the sorted id list
+        ev = pair.evidence[0]
+        chunk = chunks.get(ev.chunk_id)
+        return [chunk.text if chunk is not None else ev.quote]
     texts: list[str] = []
     for cid in pair.chunk_ids:
         chunk = chunks.get(cid)
