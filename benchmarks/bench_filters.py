@@ -297,6 +297,7 @@ def main() -> None:
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     rng = random.Random(20261129)
+    load_start = " / ".join(Path("/proc/loadavg").read_text().split()[:3])
     rss0 = peak_rss_mib()
     chunks = kb_chunks()
     texts, truth, sources = build(rng, chunks, args.n)
@@ -426,9 +427,9 @@ Copy checks over all {len(pairs):,} pairs (30% of answers copy their sentence):
 | question–source overlap: index of {len(index):,} KB sentences (build {t_index:.2f} s), batched LSH query \
 ({t_query:.2f} s), then the check | {t_overlap:.2f} s | {flagged:,} |
 
-Duplicates + verbatim at {len(texts):,}: {times.get(args.n, 0) + t_verbatim:.2f} s (target < 10 s); with the
-question–source overlap as well: {times.get(args.n, 0) + t_verbatim + t_overlap:.2f} s. Load average during the run:
-{load}.
+Duplicates + verbatim at {len(texts):,}: {times.get(args.n, 0) + t_verbatim:.2f} s; with the question–source overlap
+as well: {times.get(args.n, 0) + t_verbatim + t_overlap:.2f} s (target for the three together: < 10 s). Load average
+at the start: {load_start}; at the end: {load}.
 `run_filters` end to end on a workspace with the first {n_pipe:,} of these pairs (read, all checks but the LLM judge,
 duplicates, write back): first run {t_pipe_first:.2f} s, unchanged re-run {t_pipe_again:.2f} s (every verdict reused).
 Peak memory (max RSS of the process): {rss0:.0f} MiB at start, {rss_before:.0f} MiB with the data built,
@@ -440,7 +441,7 @@ Peak memory (max RSS of the process): {rss0:.0f} MiB at start, {rss_before:.0f} 
         pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |\Z)", re.S | re.M)
         block = text.rstrip() + "\n\n"
         new = pattern.sub(lambda _: block, current) if pattern.search(current) else current.rstrip() + "\n\n" + block
-        atomic_write_text(RESULTS, new)
+        atomic_write_text(RESULTS, new.rstrip("\n") + "\n")  # one newline at the end when this section is last
 
 
 def _counts(labels: list[int]) -> dict[int, int]:
