@@ -195,7 +195,8 @@ def write_report(out: dict[str, Any]) -> None:
         f"| journal size | {out['journal_bytes'] / 1024:.1f} KiB per call (reply + request messages) |",
     ]
     np_, mean, p50, p99, worst = out["puts"]
-    lines.append(f"| journal commit of a call (on the event loop; WAL, synchronous=NORMAL), {np_} commits | mean "
+    lines.append(f"| journal commit of a call (on the event loop; WAL, synchronous=NORMAL; the server's threads "
+                 f"share this process's GIL, so an upper bound), {np_} commits | mean "
                  f"{1000 * mean:.3f} ms, median {1000 * p50:.3f} ms, p99 {1000 * p99:.3f} ms, max {1000 * worst:.2f} "
                  "ms |")
     for conc, cn, wall, thr, ideal, cpu_ms in out["concurrency"]:
