@@ -28,6 +28,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+from _results import cpu_model, write_section
+
 from goldset.baselines.bm25 import BM25Index, Passage
 from goldset.dataset import write_dataset
 from goldset.evaluate import evaluate
@@ -142,24 +144,6 @@ def synthetic_runs(folder: Path, rng: random.Random, n: int = 10_000, n_metrics:
         )
         runs.append(read_run(folder / label))
     return runs[0], runs[1]
-
-
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
-
-
-def write_section(text: str) -> None:
-    """Replace (or append) only this benchmark's section; re-read the file just before writing."""
-    from goldset.io import atomic_write_text
-
-    current = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
-    pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |\Z)", re.S | re.M)
-    block = text.rstrip() + "\n\n"
-    new = pattern.sub(lambda _: block, current) if pattern.search(current) else current.rstrip() + "\n\n" + block
-    atomic_write_text(RESULTS, new)
 
 
 def main() -> None:

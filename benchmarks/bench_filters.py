@@ -18,22 +18,20 @@ Run: ``.venv/bin/python benchmarks/bench_filters.py`` (writes the ``## filters``
 from __future__ import annotations
 
 import argparse
-import platform
 import random
 import re
 import resource
-import subprocess
 import sys
 import time
-from datetime import UTC, datetime
 from itertools import combinations
 from pathlib import Path
 from typing import Any
 
+from _results import machine, write_section
+
 from goldset.filters import question_overlap, verbatim
 from goldset.filters.neardup import LSHParams, SentenceIndex, duplicate_groups
 from goldset.filters.textsim import edit_similarity, split_sentences
-from goldset.io import atomic_write_text
 from goldset.kb.chunker import chunk_document
 from goldset.schema import Evidence, QAPair
 from goldset.text import has_cjk, tokenize
@@ -280,17 +278,6 @@ def bench_pipeline(pairs: list[QAPair], chunks: list[Any]) -> tuple[float, float
     return t1 - t0, t2 - t1, len(pairs)
 
 
-def machine() -> str:
-    cpu = "unknown CPU"
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            cpu = line.split(":", 1)[1].strip()
-            break
-    nproc = subprocess.run(["nproc"], capture_output=True, text=True, check=False).stdout.strip()
-    now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    return f"Machine: {nproc} CPUs (nproc), {cpu}, Python {platform.python_version()}; {now}."
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("-n", type=int, default=100_000)
@@ -389,7 +376,7 @@ def main() -> None:
         else "datasketch not installed: no comparison."
     )
     text = f"""{SECTION}
-{machine()} Script: `benchmarks/bench_filters.py`.
+Machine: {machine()}. Script: `benchmarks/bench_filters.py`.
 
 {len(texts):,} synthetic questions from {len(chunks)} chunks of `shared/kb` (en 0.120.0 + 0.141.1, zh 0.141.1): two
 spans of random KB sentences in a question template (30% Chinese); 40% of bases got 1-4 near-duplicates by realistic
@@ -437,11 +424,7 @@ Peak memory (max RSS of the process): {rss0:.0f} MiB at start, {rss_before:.0f} 
 """
     print(text)
     if not args.no_write:
-        current = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
-        pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |\Z)", re.S | re.M)
-        block = text.rstrip() + "\n\n"
-        new = pattern.sub(lambda _: block, current) if pattern.search(current) else current.rstrip() + "\n\n" + block
-        atomic_write_text(RESULTS, new.rstrip("\n") + "\n")  # one newline at the end when this section is last
+        write_section(text)
 
 
 def _counts(labels: list[int]) -> dict[int, int]:

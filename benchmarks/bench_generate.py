@@ -13,8 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
-import re
 import resource
 import statistics
 import subprocess
@@ -22,11 +20,12 @@ import sys
 import tempfile
 import time
 import urllib.request
-from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from _results import machine, write_section  # noqa: E402 (benchmarks/ is on sys.path when run)
 
 from goldset.config import Workspace  # noqa: E402
 from goldset.generate import generate  # noqa: E402
@@ -37,19 +36,6 @@ from tests.fake_openai import FakeOpenAI  # noqa: E402
 KB = ROOT.parent / "shared" / "kb" / "fastapi-en-0.141.1"
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 SECTION = "## generate"
-
-
-def machine() -> str:
-    cpu = "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    return f"{os.cpu_count()} CPUs (nproc), {cpu}, Python {platform.python_version()}; {now}"
 
 
 def peak_rss_mb() -> float:
@@ -115,18 +101,6 @@ def raw_sdk_ceiling(base_url: str, n: int, concurrency: int) -> tuple[float, flo
         return rate, slowest
 
     return asyncio.run(run())
-
-
-def write_section(body: str) -> None:
-    """Replace (or append) this benchmark's own section; other sections are left exactly as they are."""
-    text = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
-    pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |\Z)", re.DOTALL | re.MULTILINE)
-    block = f"{SECTION}\n{body.rstrip()}\n\n"
-    if pattern.search(text):
-        text = pattern.sub(lambda _m: block, text, count=1)
-    else:
-        text = text.rstrip() + "\n\n" + block
-    RESULTS.write_text(text.rstrip() + "\n", encoding="utf-8")
 
 
 def measure(kb_dir: Path, base_url: str, concurrency: int) -> dict:
@@ -247,7 +221,7 @@ def main() -> int:
     body = "\n".join(lines)
     print(body)
     if not args.no_write:
-        write_section(body)
+        write_section(f"{SECTION}\n{body}")
     return 0
 
 

@@ -10,7 +10,6 @@ Run: ``.venv/bin/python benchmarks/bench_ingest.py`` (writes the ``## kb: ingest
 from __future__ import annotations
 
 import platform
-import re
 import shutil
 import statistics
 import subprocess
@@ -20,6 +19,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from _results import cpu_model, write_section
+
 from goldset.kb import KBSettings, ingest
 
 HERE = Path(__file__).resolve().parent
@@ -28,13 +29,6 @@ RESULTS = HERE / "RESULTS.md"
 SECTION = "## kb: ingest"
 FOLDERS = ("fastapi-en-0.141.1", "fastapi-zh-0.141.1")
 RUNS = 5
-
-
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
 
 
 def bench_folder(name: str, settings: KBSettings) -> dict[str, float | int | str]:
@@ -83,17 +77,6 @@ def bench_help() -> tuple[float, float]:
         subprocess.run(cmd, capture_output=True, check=True)
         times.append(time.perf_counter() - t0)
     return statistics.median(times), min(times)
-
-
-def write_section(text: str) -> None:
-    """Replace (or append) only this benchmark's section; re-read the file just before writing."""
-    from goldset.io import atomic_write_text
-
-    current = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
-    pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |\Z)", re.S | re.M)
-    block = text.rstrip() + "\n\n"
-    new = pattern.sub(lambda _: block, current) if pattern.search(current) else current.rstrip() + "\n\n" + block
-    atomic_write_text(RESULTS, new)
 
 
 def main() -> None:

@@ -14,7 +14,6 @@ import asyncio
 import os
 import platform
 import random
-import re
 import sys
 import tempfile
 import time
@@ -26,6 +25,7 @@ from pydantic import BaseModel
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+
 
 from goldset.llm import CallJournal, LLMClient, resolve_endpoint  # noqa: E402
 from tests.fake_openai import FakeOpenAI, Fault, start_subprocess  # noqa: E402
@@ -45,13 +45,6 @@ def qa_responder(body: dict[str, Any]) -> dict[str, Any]:
     text = body["messages"][-1]["content"]
     first = text.split(".")[0][:120]
     return {"question": f"What does this say: {first[:40]}?", "answer": first, "quote": first}
-
-
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
 
 
 def load_chunks(n: int) -> list[str]:
@@ -166,7 +159,8 @@ def main() -> None:
 
 
 def write_report(out: dict[str, Any]) -> None:
-    from goldset.io import atomic_write_text
+    # imported here: the fake server's subprocess imports this module for its responder, without benchmarks/ on sys.path
+    from _results import cpu_model, write_section
 
     n, wall_nj, wall_j, ok, pt, ct = out["overhead"]
     hit_wall, hits, hit_calls = out["cache"]
@@ -212,11 +206,7 @@ def write_report(out: dict[str, Any]) -> None:
     print(text)
     if not out["write"]:
         return
-    current = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
-    pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |\Z)", re.S | re.M)
-    block = text.rstrip() + "\n\n"
-    new = pattern.sub(lambda _: block, current) if pattern.search(current) else current.rstrip() + "\n\n" + block
-    atomic_write_text(RESULTS, new)
+    write_section(text)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,8 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+from _results import cpu_model, write_section
+
 from goldset.evaluate.matcher import Matcher
 from goldset.evaluate.metrics import list_metrics
 from goldset.evaluate.metrics.retrieval import RankedRelevance
@@ -221,24 +223,6 @@ def matcher_accuracy(docs: list[tuple[str, str]], rng: random.Random, n: int = 4
         "pairs": tp + fp + fn + tn, "precision": tp / max(1, tp + fp), "recall": tp / max(1, tp + fn),
         "agreement": (tp + tn) / max(1, tp + fp + fn + tn), "fp": fp, "fn": fn,
     }  # fmt: skip
-
-
-def cpu_model() -> str:
-    for line in Path("/proc/cpuinfo").read_text().splitlines():
-        if line.startswith("model name"):
-            return line.split(":", 1)[1].strip()
-    return platform.processor() or "unknown"
-
-
-def write_section(text: str) -> None:
-    """Replace (or append) only this benchmark's section; re-read the file just before writing."""
-    from goldset.io import atomic_write_text
-
-    current = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n"
-    pattern = re.compile(rf"^{re.escape(SECTION)}\n.*?(?=^## |\Z)", re.S | re.M)
-    block = text.rstrip() + "\n\n"
-    new = pattern.sub(lambda _: block, current) if pattern.search(current) else current.rstrip() + "\n\n" + block
-    atomic_write_text(RESULTS, new)
 
 
 def main() -> None:
