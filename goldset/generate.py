@@ -648,25 +648,6 @@ def _select(
     return kb, selection
 
 
-def _prepare(
-    ws: Workspace | None,
-    chunks: Sequence[Chunk] | None,
-    *,
-    limit: int | None,
-    docs: str | None,
-    all_chunks: bool,
-    chunk_ids: Iterable[str] | None,
-    settings: GenerateSettings,
-    existing: list[QAPair],
-) -> tuple[list[Chunk], list[CallPlan], Selection]:
-    kb, selection = _select(
-        ws, chunks, limit=limit, docs=docs, all_chunks=all_chunks, chunk_ids=chunk_ids, settings=settings,
-        existing=existing,
-    )
-    plans = build_plans(selection.chunks, kb, settings, ws.prompts_dir if ws is not None else None)
-    return kb, plans, selection
-
-
 def estimate(
     ws: Workspace | None,
     *,
@@ -692,16 +673,11 @@ def estimate(
 
     settings = settings or load_settings(ws)
     existing = _read_existing(ws) if ws is not None else []
-    _, plans, selection = _prepare(
-        ws,
-        chunks,
-        limit=limit,
-        docs=docs,
-        all_chunks=all_chunks,
-        chunk_ids=chunk_ids,
-        settings=settings,
+    kb, selection = _select(
+        ws, chunks, limit=limit, docs=docs, all_chunks=all_chunks, chunk_ids=chunk_ids, settings=settings,
         existing=existing,
     )
+    plans = build_plans(selection.chunks, kb, settings, ws.prompts_dir if ws is not None else None)
     overrides = {"model": model, "concurrency": settings.concurrency}
     try:
         endpoint = resolve_endpoint(ws, "generate", overrides=overrides)
