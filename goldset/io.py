@@ -67,8 +67,9 @@ def write_jsonl(path: Path, records: Iterable[BaseModel], key: str = "id") -> in
     return len(rows)
 
 
-def iter_jsonl(path: Path, model: type[M]) -> Iterator[M]:
-    """Yield validated records; raise :class:`RecordError` naming file and line on the first bad one."""
+def iter_jsonl_numbered(path: Path, model: type[M]) -> Iterator[tuple[int, M]]:
+    """Yield (1-based line number, validated record); raise :class:`RecordError` naming file and line on the first
+    bad one. Blank lines are skipped."""
     from pydantic import ValidationError
 
     path = Path(path)
@@ -77,19 +78,33 @@ def iter_jsonl(path: Path, model: type[M]) -> Iterator[M]:
     except FileNotFoundError:
         raise InputError(f"{path}: file not found") from None
     with fh:
-        for lineno, line in enumerate(fh, start=1):
+        lineno = 0
+        while True:
+            try:
+                line = fh.readline()
+            except UnicodeDecodeError:
+                # text files decode ahead in blocks: the bad byte is on this line or a little after it
+                detail = "not UTF-8 text (at or after this line); re-save it as UTF-8"
+                raise RecordError(str(path), lineno + 1, detail) from None
+            if not line:
+                return
+            lineno += 1
             if not line.strip():
                 continue
             try:
                 data = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise RecordError(str(path), lineno, f"not valid JSON ({exc.msg}); fix or remove the line") from None
-            except UnicodeDecodeError:
-                raise RecordError(str(path), lineno, "not UTF-8 text") from None
             try:
-                yield model.model_validate(data)
+                yield lineno, model.model_validate(data)
             except ValidationError as exc:
                 raise RecordError(str(path), lineno, _one_line(exc, model.__name__)) from None
+
+
+def iter_jsonl(path: Path, model: type[M]) -> Iterator[M]:
+    """Yield validated records; raise :class:`RecordError` naming file and line on the first bad one."""
+    for _, record in iter_jsonl_numbered(path, model):
+        yield record
 
 
 def read_jsonl(path: Path, model: type[M]) -> list[M]:

@@ -134,3 +134,11 @@ def test_atomic_write_gives_normal_permissions_and_keeps_existing_ones(tmp_path:
     new.chmod(0o640)
     atomic_write_text(new, "y")
     assert new.stat().st_mode & 0o777 == 0o640
+
+
+def test_a_file_that_is_not_utf8_is_a_record_error_not_a_crash(tmp_path: Path) -> None:
+    path = tmp_path / "chunks.jsonl"
+    write_jsonl(path, [make_chunk("c-1", "one")])
+    path.write_bytes(path.read_bytes() + "路径".encode("gb18030") + b"\n")
+    with pytest.raises(RecordError, match=r"not UTF-8 text.*re-save it as UTF-8"):
+        read_jsonl(path, Chunk)

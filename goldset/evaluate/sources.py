@@ -182,7 +182,7 @@ def read_run_file(path: Path, dataset: Dataset, *, fingerprint: str | None = Non
     the dataset does not have (a few listed), a sidecar meta.json naming another dataset version or hash.
     Pairs the file lacks are *not* an error here: the caller scores them as failed samples.
     """
-    from pydantic import ValidationError
+    from goldset.io import iter_jsonl_numbered
 
     path = Path(path)
     if not path.is_file():
@@ -190,26 +190,7 @@ def read_run_file(path: Path, dataset: Dataset, *, fingerprint: str | None = Non
     samples: dict[str, RunSample] = {}
     notes: list[str] = []
     no_contexts = 0
-    with path.open("r", encoding="utf-8", errors="strict") as fh:
-        try:
-            lines = list(fh)
-        except UnicodeDecodeError:
-            raise InputError(f"{path}: not UTF-8 text") from None
-    for lineno, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise RecordError(str(path), lineno, f"not valid JSON ({exc.msg}); fix or remove the line") from None
-        if not isinstance(data, dict):
-            raise RecordError(str(path), lineno, "expected a JSON object with pair_id, answer and contexts")
-        try:
-            sample = RunSample.model_validate(data)
-        except ValidationError as exc:
-            from goldset.io import _one_line
-
-            raise RecordError(str(path), lineno, _one_line(exc, "RunSample")) from None
+    for lineno, sample in iter_jsonl_numbered(path, RunSample):
         for i, ctx in enumerate(sample.contexts):
             if not ctx.text.strip():
                 raise RecordError(
