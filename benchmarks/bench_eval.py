@@ -32,10 +32,10 @@ from _results import cpu_model, write_section
 
 from goldset.baselines.bm25 import BM25Index, Passage
 from goldset.dataset import write_dataset
-from goldset.evaluate import evaluate
-from goldset.evaluate.compare import compare_runs
-from goldset.evaluate.report import write_report
-from goldset.evaluate.runs import read_run, write_run
+from goldset.evaluation import evaluate
+from goldset.evaluation.compare import compare_runs
+from goldset.evaluation.report import write_report
+from goldset.evaluation.runs import read_run, write_run
 from goldset.kb.chunker import chunk_document
 from goldset.schema import Evidence, QAPair, RunMeta, RunSample, RunSummary, SampleScores
 from goldset.text import tokenize
@@ -181,8 +181,8 @@ def main() -> None:
     print(f"sync {t_sync:.2f} s, async {t_async:.2f} s, http {t_http:.2f} s (failed {http_run.summary.n_failed})")
 
     # the runner alone: score_run + summarize timed separately so the ask overhead can be read off
-    from goldset.evaluate.scoring import score_run, summarize
-    from goldset.evaluate.settings import EvalSettings
+    from goldset.evaluation.scoring import score_run, summarize
+    from goldset.evaluation.settings import EvalSettings
 
     stored = read_run(tmp / "runs" / "noop")
     evaluated = [p for p in pairs if p.id in stored.samples]

@@ -259,9 +259,9 @@ def bench_pipeline(pairs: list[QAPair], chunks: list[Any]) -> tuple[float, float
     """``run_filters`` end to end on a workspace on disk (every check but the LLM judge): first run, re-run."""
     import tempfile
 
-    from goldset.config import Workspace
     from goldset.filters import run_filters
     from goldset.io import write_jsonl
+    from goldset.workspace import Workspace
 
     root = Path(tempfile.mkdtemp(prefix="goldset-bench-filters-"))
     (root / "goldset.yaml").write_text("kb:\n  path: docs\n", encoding="utf-8")

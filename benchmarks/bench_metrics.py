@@ -22,11 +22,11 @@ from pathlib import Path
 
 from _results import cpu_model, write_section
 
-from goldset.evaluate.matcher import Matcher
-from goldset.evaluate.metrics import list_metrics
-from goldset.evaluate.metrics.retrieval import RankedRelevance
-from goldset.evaluate.scoring import score_run, summarize
-from goldset.evaluate.settings import EvalSettings
+from goldset.evaluation.matcher import Matcher
+from goldset.evaluation.metrics import list_metrics
+from goldset.evaluation.metrics.retrieval import RankedRelevance
+from goldset.evaluation.scoring import score_run, summarize
+from goldset.evaluation.settings import EvalSettings
 from goldset.schema.pairs import Evidence, QAPair
 from goldset.schema.runs import Latency, RetrievedContext, RunSample, RunSummary
 

@@ -34,8 +34,8 @@ _EXPORTS: dict[str, str] = {
     "Dataset": "goldset.dataset",
     "read_dataset": "goldset.dataset",
     "write_dataset": "goldset.dataset",
-    "Workspace": "goldset.config",
-    "find_workspace": "goldset.config",
+    "Workspace": "goldset.workspace",
+    "find_workspace": "goldset.workspace",
     # knowledge-base ingestion
     "ingest": "goldset.kb",
     "load_chunks": "goldset.kb",
@@ -49,24 +49,24 @@ _EXPORTS: dict[str, str] = {
     "CallResult": "goldset.llm",
     "resolve_endpoint": "goldset.llm",
     # generation
-    "generate": "goldset.generate",
+    "generate": "goldset.generation",
     # filters
     "run_filters": "goldset.filters",
     "FilterReport": "goldset.filters",
     # evaluation runs, gates, comparison, reports
-    "evaluate": "goldset.evaluate",
-    "EvalResult": "goldset.evaluate",
+    "evaluate": "goldset.evaluation",
+    "EvalResult": "goldset.evaluation",
     "GateFailed": "goldset.errors",
-    "read_run": "goldset.evaluate.runs",
-    "compare_runs": "goldset.evaluate.compare",
-    "write_report": "goldset.evaluate.report",
+    "read_run": "goldset.evaluation.runs",
+    "compare_runs": "goldset.evaluation.compare",
+    "write_report": "goldset.evaluation.report",
     # evaluation metrics, relevance matcher, scoring
-    "EvalSettings": "goldset.evaluate.settings",
-    "Matcher": "goldset.evaluate.matcher",
-    "score_sample": "goldset.evaluate.scoring",
-    "score_run": "goldset.evaluate.scoring",
-    "summarize": "goldset.evaluate.scoring",
-    "list_metrics": "goldset.evaluate.metrics",
+    "EvalSettings": "goldset.evaluation.settings",
+    "Matcher": "goldset.evaluation.matcher",
+    "score_sample": "goldset.evaluation.scoring",
+    "score_run": "goldset.evaluation.scoring",
+    "summarize": "goldset.evaluation.scoring",
+    "list_metrics": "goldset.evaluation.metrics",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]

@@ -9,8 +9,8 @@ import pytest
 from goldset.baselines import bm25
 from goldset.dataset import read_dataset
 from goldset.errors import InputError
-from goldset.evaluate import evaluate
-from goldset.evaluate.runs import read_run
+from goldset.evaluation import evaluate
+from goldset.evaluation.runs import read_run
 from tests.test_eval_fixtures import CHUNK_TEXTS, make_dataset
 
 FIXTURE_KB = Path(__file__).parent / "fixtures" / "kb"

@@ -16,11 +16,10 @@ import pytest
 from typer.testing import CliRunner
 
 from goldset.cli import app
-from goldset.config import Workspace
 from goldset.io import read_jsonl
 from goldset.kb import ingest, load_chunks
 from goldset.schema import QAPair
-from goldset.workspace import init_workspace
+from goldset.workspace import Workspace, init_workspace
 from tests.fake_openai import FakeOpenAI, start_subprocess
 from tests.responders import qa_responder
 

@@ -8,8 +8,8 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from goldset.cli import app
-from goldset.config import Workspace
 from goldset.kb import load_chunks, load_snapshot
+from goldset.workspace import Workspace
 
 FIXTURES = Path(__file__).parent / "fixtures" / "kb"
 runner = CliRunner()

@@ -67,12 +67,20 @@ def test_every_command_has_help_text() -> None:
         assert (cmd.help or "").strip(), f"goldset {name} has no help text"
 
 
-def test_function_exports_survive_importing_their_module() -> None:
+def test_public_functions_are_plain_functions_with_real_signatures() -> None:
     import importlib
+    import inspect
+    import pkgutil
+    import types
 
-    importlib.import_module("goldset.generate")
-    importlib.import_module("goldset.evaluate.scoring")
-    from goldset import evaluate, generate
-
-    assert callable(goldset.evaluate) and callable(goldset.generate)
-    assert callable(evaluate) and callable(generate)
+    for info in pkgutil.walk_packages(goldset.__path__, "goldset."):
+        if info.name == "goldset.__main__":  # runs the CLI
+            continue
+        module = importlib.import_module(info.name)
+        assert type(module) is types.ModuleType and not callable(module), f"{info.name} is made callable"
+    for fn in (goldset.generate, goldset.evaluate):
+        assert inspect.isfunction(fn), fn
+        params = inspect.signature(fn).parameters
+        assert params and not any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params.values()), fn
+    assert "dataset" in inspect.signature(goldset.evaluate).parameters
+    assert "limit" in inspect.signature(goldset.generate).parameters

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from goldset.errors import InputError
-from goldset.evaluate.compare import compare_runs, paired_bootstrap
-from goldset.evaluate.runs import read_run, write_run
+from goldset.evaluation.compare import compare_runs, paired_bootstrap
+from goldset.evaluation.runs import read_run, write_run
 from goldset.schema import RunMeta, RunSample, RunSummary, SampleScores
 
 

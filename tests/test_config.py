@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel, ConfigDict
 
-from goldset.config import Workspace, find_workspace, get_secret, load_config, load_section
+from goldset.config import get_secret, load_config, load_section
 from goldset.errors import ConfigError, WorkspaceError
+from goldset.workspace import Workspace, find_workspace
 
 
 class Demo(BaseModel):

@@ -13,8 +13,8 @@ import pytest
 
 from goldset.dataset import read_dataset, write_dataset
 from goldset.errors import InputError, UsageError
-from goldset.evaluate.sampling import allocate, stratified_sample
-from goldset.evaluate.sources import dataset_fingerprint, resolve_dataset, select_pairs
+from goldset.evaluation.sampling import allocate, stratified_sample
+from goldset.evaluation.sources import dataset_fingerprint, resolve_dataset, select_pairs
 from goldset.hashing import sha256_hex
 from goldset.schema import Chunk, Evidence, QAPair, RunSample
 from goldset.text import count_tokens, normalize

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from goldset.errors import ConfigError, InputError
-from goldset.evaluate import evaluate
-from goldset.evaluate.gate import Thresholds, check_gate, load_thresholds, lower_is_better
+from goldset.evaluation import evaluate
+from goldset.evaluation.gate import Thresholds, check_gate, load_thresholds, lower_is_better
 from goldset.schema import RunSummary
 from tests.test_eval_fixtures import evaluated_pairs, make_dataset, perfect_sample, poor_sample, write_run_file
 
@@ -101,9 +101,9 @@ def test_a_bad_thresholds_file_fails_before_the_run(tmp_path: Path, monkeypatch:
 
 
 def test_running_and_scoring_keys_share_the_eval_section(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from goldset.config import Workspace
-    from goldset.evaluate import load_scoring_settings
-    from goldset.evaluate.sources import load_runner_settings
+    from goldset.evaluation.evaluator import load_scoring_settings
+    from goldset.evaluation.sources import load_runner_settings
+    from goldset.workspace import Workspace
 
     (tmp_path / "goldset.yaml").write_text(
         "eval:\n  ks: [2, 4]\n  concurrency: 3\n  endpoint: {answer_field: out.text}\n", encoding="utf-8"

@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from goldset.config import Workspace
 from goldset.errors import InputError, RecordError, UsageError
-from goldset.evaluate import evaluate
-from goldset.evaluate.runs import read_run
-from goldset.evaluate.sources import EndpointSettings, redact_url, response_to_output, run_callable, to_sample
+from goldset.evaluation import evaluate
+from goldset.evaluation.runs import read_run
+from goldset.evaluation.sources import EndpointSettings, redact_url, response_to_output, run_callable, to_sample
+from goldset.workspace import Workspace
 from tests.test_eval_fixtures import (
     CHUNK_TEXTS,
     evaluated_pairs,
@@ -365,12 +365,3 @@ def test_the_example_run_file_is_valid() -> None:
     assert samples[3].error and not samples[3].answer
     golden = {line.split('"id":"')[1].split('"')[0] for line in (examples / "golden" / "pairs.jsonl").open()}
     assert {s.pair_id for s in samples} == golden, "the example run answers every pair of the example golden set"
-
-
-def test_goldset_evaluate_is_callable_whatever_was_imported_first(data: Path, tmp_path: Path) -> None:
-    import goldset
-    import goldset.evaluate.runs  # makes the attribute goldset.evaluate the package
-
-    run = write_run_file(tmp_path / "run.jsonl", perfect_samples())
-    result = goldset.evaluate(data, run_file=run, out_dir=tmp_path / "out")
-    assert result.summary.n_failed == 0

@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from goldset.config import Workspace
 from goldset.hashing import sha256_hex
 from goldset.io import write_jsonl
 from goldset.schema import Chunk, Evidence, QAPair
 from goldset.text import count_tokens, detect_language, normalize
+from goldset.workspace import Workspace
 
 FIXTURES = Path(__file__).parent / "fixtures" / "filters"
 

@@ -7,29 +7,19 @@ from pathlib import Path
 
 import pytest
 
-from goldset.config import Workspace
 from goldset.errors import ConfigError
-from goldset.generate import (
-    CHECK_NAME,
-    DEFAULT_TYPE_WEIGHTS,
-    CallPlan,
-    GeneratedEvidence,
-    GeneratedPair,
-    GeneratedPairs,
-    GenerateSettings,
-    PartnerFinder,
-    build_plans,
-    load_settings,
-    merge_pairs,
-    plan_types,
-    quote_in_text,
-    select_chunks,
-    validate_reply,
-)
+from goldset.generation.partners import PartnerFinder
+from goldset.generation.planning import CallPlan, build_plans, plan_types
+from goldset.generation.reply import GeneratedEvidence, GeneratedPair, GeneratedPairs
+from goldset.generation.selection import select_chunks
+from goldset.generation.settings import DEFAULT_TYPE_WEIGHTS, GenerateSettings, load_settings
+from goldset.generation.sink import CandidateSink
+from goldset.generation.validation import CHECK_NAME, quote_in_text, validate_reply
 from goldset.hashing import sha256_hex
 from goldset.prompts import load_prompt
 from goldset.schema import Chunk, Evidence, PairStatus, Provenance, QAPair, QuestionType, pair_id
 from goldset.text import count_tokens, detect_language, normalize
+from goldset.workspace import Workspace
 from tests.responders import parse_prompt, qa_responder
 
 EN_TEXT = (
@@ -326,6 +316,7 @@ def test_merge_never_replaces_an_existing_pair() -> None:
     reviewed = make_pair(chunk, "Q1?", status=PairStatus.accepted)
     fresh_same_id = make_pair(chunk, "Q1?")
     fresh = make_pair(chunk, "Q2?")
-    merged, added = merge_pairs([reviewed], [fresh_same_id, fresh])
-    assert added == 1 and [p.id for p in merged] == sorted([reviewed.id, fresh.id])
-    assert next(p for p in merged if p.id == reviewed.id).status is PairStatus.accepted
+    sink = CandidateSink(None, [reviewed], flush_seconds=0)
+    sink.add([fresh_same_id, fresh])
+    assert sink.added == 1 and sink.existing_hits == 1 and sorted(sink.pairs) == sorted([reviewed.id, fresh.id])
+    assert sink.pairs[reviewed.id].status is PairStatus.accepted

@@ -8,14 +8,16 @@ from typing import Any
 
 import pytest
 
-from goldset.config import Workspace
 from goldset.dataset import read_dataset
 from goldset.errors import EndpointError, RecordError
-from goldset.generate import CHECK_NAME, FAILURES_FILE, GenerationFailure, estimate, generate
+from goldset.generation import GenerationFailure, estimate, generate
+from goldset.generation.sink import FAILURES_FILE
+from goldset.generation.validation import CHECK_NAME
 from goldset.io import read_jsonl, write_jsonl
 from goldset.prompts import load_prompt
 from goldset.schema import PairStatus, QAPair
 from goldset.text import detect_language, normalize_ws
+from goldset.workspace import Workspace
 from tests.fake_openai import FakeOpenAI
 from tests.responders import invented_quote_responder, never_valid_responder, parse_prompt, qa_responder
 from tests.test_generate import EN_TEXT, ZH_TEXT, make_chunk, make_pair

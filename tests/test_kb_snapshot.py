@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from goldset.config import Workspace
 from goldset.errors import ConfigError, InputError
 from goldset.kb import (
     CHUNKS_FILE,
@@ -20,7 +19,7 @@ from goldset.kb import (
     load_snapshot,
     snapshot_id,
 )
-from goldset.workspace import init_workspace
+from goldset.workspace import Workspace, init_workspace
 
 FIXTURES = Path(__file__).parent / "fixtures" / "kb"
 OLD = FIXTURES / "en-0.120.0"

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from goldset.config import Workspace
 from goldset.errors import ConfigError, EndpointError
 from goldset.llm import PLACEHOLDER_KEY, Usage, cost_usd, endpoint_configured, redact, resolve_endpoint
+from goldset.workspace import Workspace
 
 
 def make_ws(tmp_path: Path, yaml_text: str = "", env: str = "") -> Workspace:

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from goldset.evaluate.matcher import Matcher
+from goldset.evaluation.matcher import Matcher
 from goldset.schema.pairs import Evidence
 from goldset.schema.runs import RetrievedContext
 from goldset.text import tokenize

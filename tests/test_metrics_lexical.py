@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from goldset.evaluate.metrics.conciseness import conciseness
-from goldset.evaluate.metrics.lexical import AnswerInput, exact_match, lcs_length, rouge_l, token_f1
-from goldset.evaluate.metrics.refusal import compile_patterns, correct_refusal, false_refusal, is_refusal
-from goldset.evaluate.settings import DEFAULT_REFUSAL_PATTERNS
+from goldset.evaluation.metrics.conciseness import conciseness
+from goldset.evaluation.metrics.lexical import AnswerInput, exact_match, lcs_length, rouge_l, token_f1
+from goldset.evaluation.metrics.refusal import compile_patterns, correct_refusal, false_refusal, is_refusal
+from goldset.evaluation.settings import DEFAULT_REFUSAL_PATTERNS
 from goldset.text import tokenize
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from goldset.evaluate.metrics import get_metric, higher_is_better, list_metrics, metric
-from goldset.evaluate.metrics.registry import FAMILIES
-from goldset.evaluate.metrics.system import error_rate, mean, percentile, sample_cost, tokens_per_second
+from goldset.evaluation.metrics import get_metric, higher_is_better, list_metrics, metric
+from goldset.evaluation.metrics.registry import FAMILIES
+from goldset.evaluation.metrics.system import error_rate, mean, percentile, sample_cost, tokens_per_second
 
 
 def test_every_metric_has_a_description_and_a_citation() -> None:

@@ -9,8 +9,8 @@ import ir_measures
 import pytest
 from ir_measures import AP, RR, P, R, Success, nDCG
 
-from goldset.evaluate.matcher import Matcher
-from goldset.evaluate.metrics.retrieval import (
+from goldset.evaluation.matcher import Matcher
+from goldset.evaluation.metrics.retrieval import (
     RankedRelevance,
     average_precision,
     context_precision,
@@ -21,8 +21,8 @@ from goldset.evaluate.metrics.retrieval import (
     precision_at_k,
     recall_at_k,
 )
-from goldset.evaluate.scoring import score_run
-from goldset.evaluate.settings import EvalSettings
+from goldset.evaluation.scoring import score_run
+from goldset.evaluation.settings import EvalSettings
 from goldset.schema.pairs import Evidence, QAPair
 from goldset.schema.runs import RetrievedContext, RunSample
 

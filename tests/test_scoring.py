@@ -7,13 +7,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from goldset.config import Workspace, load_section
+from goldset.config import load_section
 from goldset.errors import ConfigError
-from goldset.evaluate.metrics import higher_is_better
-from goldset.evaluate.scoring import MISSING, Scorer, score_run, score_sample, summarize, weighted_score
-from goldset.evaluate.settings import DEFAULT_WEIGHTS, EvalSettings
+from goldset.evaluation.metrics import higher_is_better
+from goldset.evaluation.scoring import MISSING, Scorer, score_run, score_sample, summarize, weighted_score
+from goldset.evaluation.settings import DEFAULT_WEIGHTS, EvalSettings
 from goldset.schema.pairs import Evidence, QAPair
 from goldset.schema.runs import Latency, RetrievedContext, RunSample
+from goldset.workspace import Workspace
 
 EN_QUOTE = "Path operation functions can be declared with async def or with a normal def"
 ZH_QUOTE = "依赖注入系统让你可以在路径操作函数中声明需要的依赖项"

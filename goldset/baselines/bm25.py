@@ -25,8 +25,8 @@ from goldset.errors import InputError
 from goldset.text import tokenize
 
 if TYPE_CHECKING:
-    from goldset.config import Workspace
     from goldset.dataset import Dataset
+    from goldset.workspace import Workspace
 
 CORPUS_ENV = "GOLDSET_BM25_CORPUS"
 #: When no passage shares a term with the question the baseline refuses (in words the refusal patterns know).

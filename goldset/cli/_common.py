@@ -13,7 +13,7 @@ import typer
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from goldset.config import Workspace
+    from goldset.workspace import Workspace
 
 WorkspaceOption = Annotated[
     Path | None,
@@ -49,6 +49,6 @@ def err_console() -> Console:
 
 
 def workspace(path: Path | None) -> Workspace:
-    from goldset.config import require_workspace
+    from goldset.workspace import require_workspace
 
     return require_workspace(path)

@@ -1,4 +1,4 @@
-"""`goldset eval`, `goldset compare` and `goldset report`: thin wrappers over :mod:`goldset.evaluate`."""
+"""`goldset eval`, `goldset compare` and `goldset report`: thin wrappers over :mod:`goldset.evaluation`."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import typer
 from goldset.cli._common import WorkspaceOption, console, err_console
 
 if TYPE_CHECKING:
-    from goldset.evaluate.gate import GateResult
+    from goldset.evaluation.gate import GateResult
 
 app = typer.Typer()
 
@@ -18,7 +18,7 @@ app = typer.Typer()
 def _gate_table(gate: GateResult) -> None:
     from rich.table import Table
 
-    from goldset.evaluate.report import fmt
+    from goldset.evaluation.report import fmt
 
     table = Table(title="thresholds", title_justify="left")
     for col in ("", "check", "scope", "metric", "value", "limit", "note"):
@@ -69,10 +69,10 @@ def eval_(
     workspace: WorkspaceOption = None,
 ) -> None:
     """Evaluate a RAG run against a dataset, write runs/<run-id>/ and check thresholds (exit 1 if not met)."""
-    from goldset.config import find_workspace
     from goldset.errors import GateFailed, UsageError
-    from goldset.evaluate import evaluate
-    from goldset.evaluate.report import summary_table
+    from goldset.evaluation import evaluate
+    from goldset.evaluation.report import summary_table
+    from goldset.workspace import find_workspace
 
     ws = find_workspace(workspace, required=False)
     if baseline is not None:
@@ -127,8 +127,8 @@ def eval_(
         out_console.print(f"overall score {result.summary.overall_score:.3f}")
     out_console.print(f"run {result.run_id} written to {result.folder}")
     if html is not None:
-        from goldset.evaluate.report import write_report
-        from goldset.evaluate.runs import read_run
+        from goldset.evaluation.report import write_report
+        from goldset.evaluation.runs import read_run
 
         write_report(html, read_run(result.folder))
         out_console.print(f"report written to {html}")
@@ -151,10 +151,10 @@ def compare(
     """Per-metric differences B − A with paired-bootstrap 95% intervals, and the questions that got worse."""
     from rich.table import Table
 
-    from goldset.config import find_workspace
-    from goldset.evaluate.compare import compare_runs
-    from goldset.evaluate.report import fmt
-    from goldset.evaluate.runs import read_run
+    from goldset.evaluation.compare import compare_runs
+    from goldset.evaluation.report import fmt
+    from goldset.evaluation.runs import read_run
+    from goldset.workspace import find_workspace
 
     ws = find_workspace(workspace, required=False)
     a, b = read_run(run_a, ws), read_run(run_b, ws)
@@ -196,16 +196,16 @@ def report(
     workspace: WorkspaceOption = None,
 ) -> None:
     """Show a run's metrics and likely causes; with --html, write a self-contained report with charts."""
-    from goldset.config import find_workspace
-    from goldset.evaluate.diagnose import diagnose
-    from goldset.evaluate.report import summary_table, write_report
-    from goldset.evaluate.runs import read_run
+    from goldset.evaluation.diagnose import diagnose
+    from goldset.evaluation.report import summary_table, write_report
+    from goldset.evaluation.runs import read_run
+    from goldset.workspace import find_workspace
 
     ws = find_workspace(workspace, required=False)
     current = read_run(run, ws)
     base = read_run(baseline, ws) if baseline else None
     if base is not None:
-        from goldset.evaluate.compare import check_same_dataset
+        from goldset.evaluation.compare import check_same_dataset
 
         check_same_dataset(base, current)
     out = console()

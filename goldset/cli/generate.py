@@ -9,7 +9,7 @@ import typer
 from goldset.cli._common import WorkspaceOption, console, err_console
 
 if TYPE_CHECKING:
-    from goldset.generate import Estimate, GenerationReport
+    from goldset.generation import Estimate, GenerationReport
 
 app = typer.Typer()
 
@@ -39,8 +39,8 @@ def generate(
 ) -> None:
     """Generate candidate QA pairs into data/pairs.jsonl (default: only chunks that have no pairs yet)."""
     from goldset.cli._common import workspace as find_ws
-    from goldset.generate import generate as run_generate
-    from goldset.generate import load_settings
+    from goldset.generation import generate as run_generate
+    from goldset.generation.settings import load_settings
 
     ws = find_ws(workspace)
     settings = load_settings(ws, {"pairs_per_chunk": pairs_per_chunk, "language": language, "concurrency": concurrency})
@@ -129,7 +129,7 @@ class _ProgressBar:
         return self
 
     def update(self, state: object) -> None:
-        from goldset.generate import GenerationProgress
+        from goldset.generation import GenerationProgress
 
         if not isinstance(state, GenerationProgress):
             return

@@ -26,9 +26,9 @@ from goldset.hashing import hash_obj, short_hash
 from goldset.schema import CheckResult, Chunk, PairStatus, QAPair
 
 if TYPE_CHECKING:
-    from goldset.config import Workspace
     from goldset.llm import Endpoint
     from goldset.prompts import Prompt
+    from goldset.workspace import Workspace
 
 #: Statuses whose pass/reject the filters decide; review owns the others.
 JUDGED = frozenset({PairStatus.candidate, PairStatus.passed, PairStatus.rejected})

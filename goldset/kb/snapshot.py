@@ -24,7 +24,7 @@ from goldset.kb.settings import KBSettings
 from goldset.schema import Chunk, DocumentEntry, KBSnapshot
 
 if TYPE_CHECKING:
-    from goldset.config import Workspace
+    from goldset.workspace import Workspace
 
 SNAPSHOT_FILE = "snapshot.json"
 CHUNKS_FILE = "chunks.jsonl"

@@ -23,7 +23,7 @@ from goldset.config import get_secret, load_config, load_section
 from goldset.errors import ConfigError, EndpointError
 
 if TYPE_CHECKING:
-    from goldset.config import Workspace
+    from goldset.workspace import Workspace
 
 Role = Literal["generate", "judge"]
 StructuredMode = Literal["auto", "json_schema", "json_object", "text"]

@@ -14,12 +14,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from goldset.config import Workspace
 from goldset.errors import InputError
 from goldset.hashing import short_hash
 from goldset.io import read_json, read_jsonl, write_json, write_jsonl
 from goldset.schema import RunMeta, RunSample, RunSummary, SampleScores
 from goldset.schema.base import utcnow
+from goldset.workspace import Workspace
 
 META_FILE = "meta.json"
 SAMPLES_FILE = "samples.jsonl"

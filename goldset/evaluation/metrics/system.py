@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from goldset.evaluate.metrics.registry import metric
+from goldset.evaluation.metrics.registry import metric
 
 PERCENTILES = (50, 90, 95, 99)
 

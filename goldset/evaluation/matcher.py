@@ -24,7 +24,7 @@ relevant when it matches one of them. Modes (``eval.matcher``):
     text and no chunk id falls back to its document id.
 
 How matches become per-rank relevance (each unit counts once, at the first rank that finds it; each context
-counts once at its rank) is defined in :mod:`goldset.evaluate.metrics.retrieval`. Context recall also counts a
+counts once at its rank) is defined in :mod:`goldset.evaluation.metrics.retrieval`. Context recall also counts a
 quote as covered when pieces of it in several contexts together hold ``need`` of its tokens.
 
 Performance: before tokenising a context, a cheap necessary check runs on its case-folded text (the quote's
@@ -42,11 +42,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from goldset.evaluate.metrics.retrieval import RankedRelevance
+from goldset.evaluation.metrics.retrieval import RankedRelevance
 from goldset.text import tokenize
 
 if TYPE_CHECKING:
-    from goldset.evaluate.settings import EvalSettings
+    from goldset.evaluation.settings import EvalSettings
     from goldset.schema.pairs import Evidence, QAPair
     from goldset.schema.runs import RetrievedContext
 

@@ -3,11 +3,11 @@ its parameters and a citation, so documentation (``list_metrics()``) and scoring
 
 Families and the per-sample input their functions take:
 
-- ``retrieval``: :class:`~goldset.evaluate.metrics.retrieval.RankedRelevance` (+ ``k`` for ``@k`` metrics)
-- ``lexical``, ``refusal``, ``conciseness``: :class:`~goldset.evaluate.metrics.lexical.AnswerInput`
+- ``retrieval``: :class:`~goldset.evaluation.metrics.retrieval.RankedRelevance` (+ ``k`` for ``@k`` metrics)
+- ``lexical``, ``refusal``, ``conciseness``: :class:`~goldset.evaluation.metrics.lexical.AnswerInput`
 - ``system``: a list of per-sample values (these aggregate a run, they are not per-sample)
 - ``judge``: LLM-judge metrics (faithfulness, hallucination, ...). Computed by the judge outside
-  :func:`~goldset.evaluate.scoring.score_sample`, which adds them to ``SampleScores.metrics``; registering them
+  :func:`~goldset.evaluation.scoring.score_sample`, which adds them to ``SampleScores.metrics``; registering them
   here documents them and tells :func:`higher_is_better` their direction.
 
 A function returns ``float`` or ``None`` (``None`` = not applicable to this sample, e.g. retrieval metrics of
@@ -70,7 +70,7 @@ def metric(
 
 def _load() -> None:
     """Import the metric families so their decorators have run (cheap: pure Python, no heavy imports)."""
-    from goldset.evaluate.metrics import conciseness, lexical, refusal, retrieval, system  # noqa: F401
+    from goldset.evaluation.metrics import conciseness, lexical, refusal, retrieval, system  # noqa: F401
 
 
 def list_metrics(family: str | None = None) -> list[MetricInfo]:
@@ -90,7 +90,7 @@ def get_metric(name: str) -> MetricInfo:
     raise KeyError(name)
 
 
-#: Directions of the system figures :func:`goldset.evaluate.scoring.system_metrics` writes (by name pattern).
+#: Directions of the system figures :func:`goldset.evaluation.scoring.system_metrics` writes (by name pattern).
 _SYSTEM_DIRECTIONS: tuple[tuple[re.Pattern[str], bool | None], ...] = (
     (re.compile(r".*_ms$"), False),  # latency_p95_ms, ttft_mean_ms, ...
     (re.compile(r"^cost_usd_.*"), False),

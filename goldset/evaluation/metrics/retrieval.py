@@ -1,6 +1,6 @@
 """Retrieval metrics over one sample's ranked contexts, with trec_eval's conventions (as in ir-measures/ranx).
 
-The input is a :class:`RankedRelevance` built by :mod:`goldset.evaluate.matcher`. A pair's *relevant units*
+The input is a :class:`RankedRelevance` built by :mod:`goldset.evaluation.matcher`. A pair's *relevant units*
 are its distinct evidence units (quotes for the text matcher, chunk or document ids for the id matchers);
 ``n_relevant`` counts them. The context at rank ``i`` (0-based) is
 
@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from goldset.evaluate.metrics.registry import metric
+from goldset.evaluation.metrics.registry import metric
 
 _TREC = "trec_eval (https://github.com/usnistgov/trec_eval); ir-measures, MacAvaney et al., ECIR 2022"
 

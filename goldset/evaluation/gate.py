@@ -30,7 +30,7 @@ _LOWER_IS_BETTER_HINTS = ("latency", "_ms", "cost", "token", "error", "fail", "h
 def lower_is_better(metric: str) -> bool:
     """The metric registry's direction when it knows the metric; else latency, cost, token and error figures
     improve downwards and everything else upwards."""
-    from goldset.evaluate.metrics import higher_is_better
+    from goldset.evaluation.metrics import higher_is_better
 
     known = higher_is_better(metric)
     if known is not None:

@@ -1,7 +1,7 @@
 """Refusals: did the system decline to answer? Right for ``unanswerable`` pairs, wrong for the others.
 
 Detection is by configurable regular expressions (``eval.refusal_patterns``, English and Chinese defaults in
-:mod:`goldset.evaluate.settings`), searched in the normalised answer. Patterns, not a model, so the numbers are
+:mod:`goldset.evaluation.settings`), searched in the normalised answer. Patterns, not a model, so the numbers are
 reproducible and cheap; a judge-based refusal check can come with the LLM-judge metrics. An answer that declines
 part of the question ("the documents do not say X, but ...") matches too: it is counted as a refusal.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from goldset.evaluate.metrics.lexical import AnswerInput
-from goldset.evaluate.metrics.registry import metric
+from goldset.evaluation.metrics.lexical import AnswerInput
+from goldset.evaluation.metrics.registry import metric
 from goldset.text import normalize
 
 

@@ -1,9 +1,5 @@
-"""Evaluation of RAG runs against a golden dataset: runs, relevance matcher, metrics, scoring, gates, reports.
-
-The public entry point is :func:`evaluate`: get a run (a file, a Python callable or an HTTP endpoint), score it
-against the dataset, write ``runs/<run-id>/`` and check thresholds. Importing this package is cheap: everything
-heavy is imported inside the functions.
-"""
+"""``goldset.evaluate``: get a run (a file, a Python callable or an HTTP endpoint), score it against the dataset,
+write ``runs/<run-id>/`` and check thresholds."""
 
 from __future__ import annotations
 
@@ -12,14 +8,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from goldset._callable import make_module_callable
-
 if TYPE_CHECKING:
-    from goldset.config import Workspace
     from goldset.dataset import Dataset
-    from goldset.evaluate.gate import GateResult, Thresholds
-    from goldset.evaluate.settings import EvalSettings
+    from goldset.evaluation.gate import GateResult, Thresholds
+    from goldset.evaluation.settings import EvalSettings
     from goldset.schema import RunMeta, RunSample, RunSummary, SampleScores
+    from goldset.workspace import Workspace
 
 __all__ = ["EvalResult", "evaluate", "load_scoring_settings"]
 
@@ -49,18 +43,18 @@ def load_scoring_settings(ws: Workspace | None, overrides: dict[str, Any] | None
     """The scoring part of the ``eval`` section, with the usual precedence (option > env > goldset.yaml > default).
 
     The running keys (``endpoint``, ``runs_dir``, ``concurrency``, ``timeout_s``) share the section but belong to
-    :class:`goldset.evaluate.sources.RunnerSettings`; they are taken out here, from the file *and* from
+    :class:`goldset.evaluation.sources.RunnerSettings`; they are taken out here, from the file *and* from
     ``GOLDSET_EVAL__*`` variables, so neither model sees the other's keys as typos.
     """
     from goldset.config import load_section
-    from goldset.evaluate.settings import EvalSettings
-    from goldset.evaluate.sources import RUNNER_KEYS
+    from goldset.evaluation.settings import EvalSettings
+    from goldset.evaluation.sources import RUNNER_KEYS
 
     return load_section(ws, "eval", EvalSettings, overrides, exclude=RUNNER_KEYS)
 
 
 def _read_baseline(spec: str, ws: Workspace | None, runs_dir: Path, thresholds_path: Path | None) -> Any:
-    from goldset.evaluate.runs import read_run
+    from goldset.evaluation.runs import read_run
 
     path = Path(spec)
     bases = [Path.cwd()]
@@ -99,15 +93,15 @@ def evaluate(
     from. Pairs the run lacks and questions that failed count as failed samples. The gate result is returned,
     not raised: the CLI turns a failed gate into exit code 1.
     """
-    from goldset.config import find_workspace
     from goldset.dataset import Dataset
     from goldset.errors import UsageError
-    from goldset.evaluate import sources
-    from goldset.evaluate.gate import Thresholds, check_gate, load_thresholds
-    from goldset.evaluate.runs import git_revision, make_run_id, write_run
-    from goldset.evaluate.sampling import stratified_sample
-    from goldset.evaluate.scoring import MISSING, score_run, summarize
+    from goldset.evaluation import sources
+    from goldset.evaluation.gate import Thresholds, check_gate, load_thresholds
+    from goldset.evaluation.runs import git_revision, make_run_id, write_run
+    from goldset.evaluation.sampling import stratified_sample
+    from goldset.evaluation.scoring import MISSING, score_run, summarize
     from goldset.schema import RunMeta
+    from goldset.workspace import find_workspace
 
     given = [n for n, v in (("--run", run_file), ("--target", target), ("--endpoint", endpoint)) if v is not None]
     if len(given) != 1:
@@ -245,5 +239,3 @@ def evaluate(
         run_id=run_id, folder=folder, meta=meta, summary=summary, scores=scores, samples=stored, gate=gate, notes=notes
     )
 
-
-make_module_callable(__name__, "evaluate")

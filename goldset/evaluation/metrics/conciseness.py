@@ -8,8 +8,8 @@ that is what completeness (judge) and the lexical metrics measure. Tokens as in 
 
 from __future__ import annotations
 
-from goldset.evaluate.metrics.lexical import AnswerInput
-from goldset.evaluate.metrics.registry import metric
+from goldset.evaluation.metrics.lexical import AnswerInput
+from goldset.evaluation.metrics.registry import metric
 
 
 @metric(

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from goldset.evaluate.metrics.registry import metric
+from goldset.evaluation.metrics.registry import metric
 
 
 @dataclass(frozen=True, slots=True)

@@ -69,7 +69,7 @@ class PriceSettings(_Section):
 
 
 class EvalSettings(_Section):
-    """The ``eval`` section. See :mod:`goldset.evaluate.matcher` for exactly how ``matcher`` decides relevance."""
+    """The ``eval`` section. See :mod:`goldset.evaluation.matcher` for exactly how ``matcher`` decides relevance."""
 
     ks: list[int] = Field(default_factory=lambda: [1, 3, 5, 10], description="Cut-offs of the @k metrics.")
     matcher: Literal["auto", "text", "chunk_id", "doc_id"] = "auto"

@@ -12,8 +12,8 @@ import math
 from dataclasses import dataclass, field
 
 from goldset.errors import InputError
-from goldset.evaluate.gate import lower_is_better
-from goldset.evaluate.runs import StoredRun
+from goldset.evaluation.gate import lower_is_better
+from goldset.evaluation.runs import StoredRun
 from goldset.schema import SampleScores
 
 
@@ -139,7 +139,7 @@ def compare_runs(
     """Per-metric ``B − A`` with paired-bootstrap intervals over the questions both runs scored."""
     check_same_dataset(a, b)
     sa, sb = a.scores_by_id(), b.scores_by_id()
-    from goldset.evaluate.report import metric_order
+    from goldset.evaluation.report import metric_order
 
     metrics = sorted({m for s in (*a.scores, *b.scores) for m in s.metrics}, key=metric_order)
     out = Comparison(

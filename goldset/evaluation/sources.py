@@ -22,12 +22,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from goldset.config import Workspace
 from goldset.dataset import Dataset, read_dataset
 from goldset.errors import ConfigError, InputError, RecordError, UsageError
 from goldset.hashing import canonical_json, sha256_hex
 from goldset.schema import PairStatus, QAPair, RunSample
 from goldset.schema.manifest import CHUNKS_FILE, PAIRS_FILE
+from goldset.workspace import Workspace
 
 Progress = Callable[[int, int], None]
 """Called as ``progress(done, total)`` after each question (the CLI draws a bar with it)."""
@@ -68,7 +68,7 @@ class EndpointSettings(BaseModel):
 
 
 class RunnerSettings(BaseModel):
-    """The running part of the ``eval`` section (scoring: :class:`goldset.evaluate.settings.EvalSettings`)."""
+    """The running part of the ``eval`` section (scoring: :class:`goldset.evaluation.settings.EvalSettings`)."""
 
     model_config = ConfigDict(extra="forbid")
 

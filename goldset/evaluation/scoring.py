@@ -25,17 +25,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from goldset.errors import ConfigError
-from goldset.evaluate.matcher import Matcher
-from goldset.evaluate.metrics.lexical import AnswerInput
-from goldset.evaluate.metrics.refusal import compile_patterns, is_refusal
-from goldset.evaluate.metrics.registry import list_metrics
-from goldset.evaluate.metrics.retrieval import RankedRelevance
-from goldset.evaluate.metrics.system import PERCENTILES, error_rate, mean, percentile, sample_cost, tokens_per_second
+from goldset.evaluation.matcher import Matcher
+from goldset.evaluation.metrics.lexical import AnswerInput
+from goldset.evaluation.metrics.refusal import compile_patterns, is_refusal
+from goldset.evaluation.metrics.registry import list_metrics
+from goldset.evaluation.metrics.retrieval import RankedRelevance
+from goldset.evaluation.metrics.system import PERCENTILES, error_rate, mean, percentile, sample_cost, tokens_per_second
 from goldset.schema.runs import RunSample, RunSummary, SampleScores
 from goldset.text import tokenize
 
 if TYPE_CHECKING:
-    from goldset.evaluate.settings import EvalSettings
+    from goldset.evaluation.settings import EvalSettings
     from goldset.schema.pairs import QAPair
 
 SAMPLE_FAMILIES = ("retrieval", "lexical", "refusal", "conciseness")
@@ -202,7 +202,7 @@ def weighted_score(
 
     Metrics in ``penalties``, and registered lower-is-better metrics, enter as ``1 - value``.
     """
-    from goldset.evaluate.metrics.registry import higher_is_better
+    from goldset.evaluation.metrics.registry import higher_is_better
 
     invert = set(penalties)
     present = {m: w for m, w in weights.items() if w > 0 and overall.get(m) is not None}

@@ -14,16 +14,16 @@ from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from goldset.evaluate.diagnose import Diagnosis, diagnose, skipped_rules
-from goldset.evaluate.gate import lower_is_better
-from goldset.evaluate.runs import StoredRun
+from goldset.evaluation.diagnose import Diagnosis, diagnose, skipped_rules
+from goldset.evaluation.gate import lower_is_better
+from goldset.evaluation.runs import StoredRun
 from goldset.io import atomic_write_text
 from goldset.schema import RunSummary, SampleScores
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-    from goldset.evaluate.compare import Comparison
+    from goldset.evaluation.compare import Comparison
 
 #: Metrics drawn per question type, in this order, when the run has them.
 CHART_METRICS = (
@@ -380,7 +380,7 @@ def write_report(
     """Write the HTML report of ``run`` (with a paired comparison when a ``baseline`` of the same dataset is given)."""
     comparison = None
     if baseline is not None:
-        from goldset.evaluate.compare import compare_runs
+        from goldset.evaluation.compare import compare_runs
 
         comparison = compare_runs(baseline, run, n_resamples=n_resamples, seed=seed)
     html = render_html(run, baseline, comparison)

@@ -1,0 +1,116 @@
+"""What a run would cost before it runs: calls to pay, calls the journal already holds, tokens, dollars."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from goldset.generation.planning import CallPlan, build_plans
+from goldset.generation.reply import GeneratedPairs
+from goldset.generation.selection import read_existing, select
+from goldset.generation.settings import GenerateSettings, load_settings
+from goldset.schema import (
+    Chunk,
+)
+
+if TYPE_CHECKING:
+    from goldset.llm.settings import Endpoint
+    from goldset.workspace import Workspace
+
+
+@dataclass
+class Estimate:
+    chunks: int
+    calls: int
+    cache_hits: int
+    skipped_small: int
+    already_done: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float | None
+    model: str | None
+    pairs_requested: int
+    multi_hop_calls: int
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+
+
+def estimate(
+    ws: Workspace | None,
+    *,
+    chunks: Sequence[Chunk] | None = None,
+    chunk_ids: Iterable[str] | None = None,
+    limit: int | None = None,
+    docs: str | None = None,
+    all_chunks: bool = False,
+    no_cache: bool = False,
+    settings: GenerateSettings | None = None,
+    model: str | None = None,
+) -> Estimate:
+    """Calls, tokens and dollars a run with the same options would take; calls nothing, writes nothing.
+
+    ``calls`` counts the calls that would be paid: calls the journal already holds are counted in
+    ``cache_hits`` instead (unless ``no_cache``; without an endpoint the journal cannot be consulted).
+    Tokens (of the paid calls): the rendered prompts measured with :func:`goldset.llm.estimate_tokens`, plus
+    ``output_tokens_per_pair`` per requested pair. Dollars need a model with a known price (else ``None``).
+    """
+    from goldset.errors import EndpointError
+    from goldset.llm import cost_usd, estimate_tokens, resolve_endpoint
+    from goldset.llm.usage import Usage
+
+    settings = settings or load_settings(ws)
+    existing = read_existing(ws) if ws is not None else []
+    kb, selection = select(
+        ws, chunks, limit=limit, docs=docs, all_chunks=all_chunks, chunk_ids=chunk_ids, settings=settings,
+        existing=existing,
+    )
+    plans = build_plans(selection.chunks, kb, settings, ws.prompts_dir if ws is not None else None)
+    overrides = {"model": model, "concurrency": settings.concurrency}
+    try:
+        endpoint = resolve_endpoint(ws, "generate", overrides=overrides)
+    except EndpointError:
+        endpoint = None
+    cached: set[int] = set()
+    if endpoint is not None and ws is not None and not no_cache and ws.cache_path.exists():
+        cached = _cached_plans(ws, endpoint, plans, settings)
+    paid = [p for i, p in enumerate(plans) if i not in cached]
+    prompt_tokens = sum(estimate_tokens(p.messages()) for p in paid)
+    completion_tokens = sum(len(p.types) for p in paid) * settings.output_tokens_per_pair
+    cost: float | None = None
+    if endpoint is not None:
+        model = endpoint.model
+        cost = cost_usd(endpoint, Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens))
+    return Estimate(
+        chunks=len(plans),
+        calls=len(paid),
+        cache_hits=len(cached),
+        skipped_small=selection.too_small,
+        already_done=selection.already_done,
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
+        cost_usd=cost,
+        model=model,
+        pairs_requested=sum(len(p.types) for p in plans),
+        multi_hop_calls=sum(1 for p in plans if p.partner is not None),
+    )
+
+
+def _cached_plans(ws: Workspace, endpoint: Endpoint, plans: Sequence[CallPlan], settings: GenerateSettings) -> set[int]:
+    """Indexes of the plans whose call the journal already holds, keyed exactly as the client keys a call
+    (model, messages, schema, sampling parameters); a test pins the two together."""
+    from goldset.llm import CallJournal, call_key
+    from goldset.llm.structured import schema_json
+
+    schema = schema_json(GeneratedPairs)
+    params = {
+        "temperature": endpoint.settings.temperature,
+        "seed": settings.seed,
+        "max_tokens": endpoint.settings.max_tokens,
+    }
+    with CallJournal(ws.cache_path) as journal:
+        return {i for i, p in enumerate(plans) if journal.get(call_key(endpoint.model, p.messages(), schema, params))}

@@ -1,0 +1,58 @@
+"""The ``generate`` section of goldset.yaml."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from goldset.config import load_section
+from goldset.schema import QuestionType
+
+if TYPE_CHECKING:
+    from goldset.workspace import Workspace
+
+DEFAULT_TYPE_WEIGHTS: dict[str, float] = {
+    "factual": 0.30,
+    "reasoning": 0.20,
+    "procedural": 0.15,
+    "comparison": 0.10,
+    "multi_hop": 0.15,
+    "unanswerable": 0.10,
+}
+
+
+class GenerateSettings(BaseModel):
+    """The ``generate`` section of goldset.yaml."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    pairs_per_chunk: int = Field(3, ge=1, le=20, description="Pairs asked for in one call per chunk.")
+    types: dict[str, float] = Field(
+        default_factory=lambda: dict(DEFAULT_TYPE_WEIGHTS),
+        description="Relative weight of each question type; 0 turns a type off.",
+    )
+    language: str = Field("auto", description="'auto' = each chunk's language, or a code such as 'en', 'zh'.")
+    concurrency: int | None = Field(None, ge=1, le=512, description="Overrides llm concurrency for generation.")
+    seed: int = Field(0, description="Seeds the type draw per chunk and is sent to the model.")
+    min_tokens: int = Field(20, ge=0, description="Chunks with fewer tokens are skipped (headings, stubs).")
+    output_tokens_per_pair: int = Field(150, ge=1, description="Expected reply tokens per pair, for estimates.")
+    flush_seconds: float = Field(2.0, ge=0, description="Rewrite the candidates file at most this often.")
+
+    @field_validator("types")
+    @classmethod
+    def _known_types(cls, v: dict[str, float]) -> dict[str, float]:
+        known = {t.value for t in QuestionType}
+        for name, weight in v.items():
+            if name not in known:
+                raise ValueError(f"unknown question type {name!r}; known: {', '.join(sorted(known))}")
+            if not isinstance(weight, int | float) or weight < 0 or math.isnan(weight):
+                raise ValueError(f"weight of {name!r} must be a number >= 0")
+        if not any(w > 0 for w in v.values()):
+            raise ValueError("at least one question type needs a weight > 0")
+        return v
+
+
+def load_settings(ws: Workspace | None, overrides: dict[str, Any] | None = None) -> GenerateSettings:
+    return load_section(ws, "generate", GenerateSettings, overrides)
