@@ -31,7 +31,7 @@ from goldset.config import Workspace  # noqa: E402
 from goldset.generation import generate  # noqa: E402
 from goldset.kb import ingest  # noqa: E402
 from goldset.workspace import init_workspace  # noqa: E402
-from tests.fake_openai import FakeOpenAI  # noqa: E402
+from tests.helpers.fake_openai import FakeOpenAI  # noqa: E402
 
 KB = ROOT.parent / "shared" / "kb" / "fastapi-en-0.141.1"
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
@@ -51,10 +51,10 @@ def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
     """
     code = (
         "import socketserver, sys; socketserver.TCPServer.request_queue_size = 128; "
-        "from tests.fake_openai import main; main(sys.argv[1:])"
+        "from tests.helpers.fake_openai import main; main(sys.argv[1:])"
     )
     cmd = [sys.executable, "-c", code, "--port", "0", "--latency", str(latency)]
-    cmd += ["--responder", "qa_pairs=tests.responders:qa_responder"]
+    cmd += ["--responder", "qa_pairs=tests.helpers.responders:qa_responder"]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     line = proc.stdout.readline() if proc.stdout is not None else ""
     if not line.startswith("READY "):

@@ -1,8 +1,9 @@
 """LLM client layer: overhead per call, concurrency, cache hits, rate-limit accuracy, retries, journal size.
 
-Everything runs against the fake OpenAI-compatible server (tests/fake_openai.py) in this process, through the real
-openai client over HTTP on 127.0.0.1, with prompts built from real documentation chunks (../shared/kb). The fake
-server shares the CPU with the client, so the overhead figures are an upper bound of goldset's own cost.
+Everything runs against the fake OpenAI-compatible server (tests/helpers/fake_openai.py) in this process,
+through the real openai client over HTTP on 127.0.0.1, with prompts built from real documentation chunks
+(../shared/kb). The fake server shares the CPU with the client, so the overhead figures are an upper bound of
+goldset's own cost.
 
 Run: ``.venv/bin/python benchmarks/bench_llm.py [--no-write]`` (writes the ``## llm: client`` section of
 RESULTS.md unless ``--no-write``).
@@ -28,7 +29,7 @@ sys.path.insert(0, str(HERE.parent))
 
 
 from goldset.llm import CallJournal, LLMClient, resolve_endpoint  # noqa: E402
-from tests.fake_openai import FakeOpenAI, Fault, start_subprocess  # noqa: E402
+from tests.helpers.fake_openai import FakeOpenAI, Fault, start_subprocess  # noqa: E402
 
 KB = HERE.parent.parent / "shared" / "kb" / "fastapi-en-0.141.1"
 RESULTS = HERE / "RESULTS.md"

@@ -1,4 +1,4 @@
-"""Shared fixtures. ``fake_llm``: a fake OpenAI-compatible server (tests/fake_openai.py) with the environment
+"""Shared fixtures. ``fake_llm``: a fake OpenAI-compatible server (tests/helpers/fake_openai.py) with the environment
 pointing at it, so ``resolve_endpoint(None)`` and ``goldset generate`` talk to it through the real openai client.
 ``fake_llm_factory(**options)`` does the same for a server with options (``latency_s``, ``reject_json_schema``,
 ``known_models``…). ``no_llm_env`` removes every LLM variable (for "not configured" tests).
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.fake_openai import FakeOpenAI
+from tests.helpers.fake_openai import FakeOpenAI
 
 LLM_ENV = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "GOLDSET_MODEL", "GOLDSET_JUDGE_MODEL", "GOLDSET_EMBEDDING_MODEL")
 

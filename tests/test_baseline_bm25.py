@@ -11,7 +11,7 @@ from goldset.dataset import read_dataset
 from goldset.errors import InputError
 from goldset.evaluation import evaluate
 from goldset.evaluation.runs import read_run
-from tests.test_eval_fixtures import CHUNK_TEXTS, make_dataset
+from tests.helpers.eval_data import CHUNK_TEXTS, make_dataset
 
 FIXTURE_KB = Path(__file__).parent / "fixtures" / "kb"
 

@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from goldset.cli import app
-from tests.test_eval_fixtures import evaluated_pairs, make_dataset, perfect_sample, poor_sample, write_run_file
+from tests.helpers.eval_data import evaluated_pairs, make_dataset, perfect_sample, poor_sample, write_run_file
 
 runner = CliRunner()
 

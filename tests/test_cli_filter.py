@@ -9,10 +9,9 @@ from typer.testing import CliRunner
 from goldset.cli import app
 from goldset.io import read_jsonl
 from goldset.schema import PairStatus, QAPair
-from tests.fake_openai import FakeOpenAI
-from tests.judge_responders import groundedness_responder, make_repair_responder
-from tests.test_filters_checks import COPY, PARAPHRASE
-from tests.test_filters_helpers import make_workspace, pair
+from tests.helpers.fake_openai import FakeOpenAI
+from tests.helpers.filter_data import COPY, PARAPHRASE, make_workspace, pair
+from tests.helpers.judge_responders import groundedness_responder, make_repair_responder
 
 runner = CliRunner()
 #: A rewrite of COPY in the source's own words (the fake judge accepts only words found in the sources).

@@ -20,8 +20,8 @@ from goldset.io import read_jsonl
 from goldset.kb import ingest, load_chunks
 from goldset.schema import QAPair
 from goldset.workspace import Workspace, init_workspace
-from tests.fake_openai import FakeOpenAI, start_subprocess
-from tests.responders import qa_responder
+from tests.helpers.fake_openai import FakeOpenAI, start_subprocess
+from tests.helpers.responders import qa_responder
 
 DOCS = Path(__file__).parent / "fixtures" / "generate" / "docs"
 REPO = Path(__file__).resolve().parent.parent
@@ -140,7 +140,7 @@ def test_a_run_killed_with_sigkill_resumes_to_the_same_candidates_without_paying
 ) -> None:
     log = tmp_path / "requests.log"
     monkeypatch.setenv("GOLDSET_TEST_REQUEST_LOG", str(log))
-    server, base_url = start_subprocess({"qa_pairs": "tests.responders:logging_qa_responder"}, latency_s=0.3)
+    server, base_url = start_subprocess({"qa_pairs": "tests.helpers.responders:logging_qa_responder"}, latency_s=0.3)
     try:
         env = {
             **os.environ,

@@ -13,9 +13,9 @@ from typer.testing import CliRunner
 from goldset.cli import app
 from goldset.io import read_jsonl
 from goldset.schema import PairStatus, QAPair
-from tests.fake_openai import FakeOpenAI
-from tests.judge_responders import groundedness_responder
-from tests.responders import qa_responder
+from tests.helpers.fake_openai import FakeOpenAI
+from tests.helpers.judge_responders import groundedness_responder
+from tests.helpers.responders import qa_responder
 
 DOCS = Path(__file__).parent / "fixtures" / "generate" / "docs"
 runner = CliRunner()

@@ -10,7 +10,7 @@ from goldset.errors import ConfigError, InputError
 from goldset.evaluation import evaluate
 from goldset.evaluation.gate import Thresholds, check_gate, load_thresholds, lower_is_better
 from goldset.schema import RunSummary
-from tests.test_eval_fixtures import evaluated_pairs, make_dataset, perfect_sample, poor_sample, write_run_file
+from tests.helpers.eval_data import evaluated_pairs, make_dataset, perfect_sample, poor_sample, write_run_file
 
 SUMMARY = RunSummary(
     run_id="r1",

@@ -18,7 +18,7 @@ from goldset.evaluation import evaluate
 from goldset.evaluation.runs import read_run
 from goldset.evaluation.sources import EndpointSettings, redact_url, response_to_output, run_callable, to_sample
 from goldset.workspace import Workspace
-from tests.test_eval_fixtures import (
+from tests.helpers.eval_data import (
     CHUNK_TEXTS,
     evaluated_pairs,
     make_dataset,

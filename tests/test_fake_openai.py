@@ -10,7 +10,7 @@ import urllib.request
 import openai
 import pytest
 
-from tests.fake_openai import FakeOpenAI, Fault, fake_embedding, start_subprocess
+from tests.helpers.fake_openai import FakeOpenAI, Fault, fake_embedding, start_subprocess
 
 
 def _client(fake: FakeOpenAI, key: str | None = None) -> openai.OpenAI:

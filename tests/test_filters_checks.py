@@ -15,28 +15,19 @@ from goldset.filters import (
     type_plausible,
     verbatim,
 )
-from tests.test_filters_helpers import fixture_chunks, pair
+from tests.helpers.filter_data import (
+    COPY,
+    PARAPHRASE,
+    SWAPPED,
+    ZH_COPY,
+    ZH_PARAPHRASE,
+    ZH_SWAPPED,
+    fixture_chunks,
+    pair,
+)
 
 CHUNKS = fixture_chunks()
 V = verbatim.Settings()
-
-COPY = (
-    "Sending a body with a GET request has an undefined behavior in the specifications, nevertheless, it is "
-    "supported by FastAPI, only for very complex/extreme use cases."
-)
-# The same sentence with a few words swapped or changed.
-SWAPPED = (
-    "Sending a body with a GET request has undefined behaviour in the specification; nevertheless FastAPI "
-    "supports it, only for very extreme/complex use cases."
-)
-PARAPHRASE = (
-    "The HTTP specs leave a GET carrying a payload undefined. FastAPI still accepts it, but it is meant only "
-    "for unusual edge situations."
-)
-ZH_COPY = "规范中没有定义用 GET 请求发送请求体的行为，但 FastAPI 仍支持这种方式，只用于非常复杂/极端的用例。"
-ZH_SWAPPED = "规范里没有定义用 GET 请求发送请求体的行为，不过 FastAPI 依然支持这种方式，仅用于非常极端/复杂的用例。"
-ZH_PARAPHRASE = "HTTP 标准并未规定带有载荷的 GET 该如何处理；框架虽然接受这种写法，却只建议在罕见的特殊场景下采用。"
-
 
 def _v(answer: str, chunk: str = "en-body-2") -> bool:
     return verbatim.check(pair("q1", "What about a body on GET?", answer, chunks=(chunk,)), CHUNKS, V).passed

@@ -8,7 +8,7 @@ from goldset.filters import duplicates
 from goldset.filters.neardup import LSHParams, SentenceIndex, duplicate_groups, minhash_signatures, similar_pairs
 from goldset.filters.textsim import canonical, edit_similarity
 from goldset.schema import CheckResult, PairStatus
-from tests.test_filters_helpers import pair
+from tests.helpers.filter_data import pair
 
 QUESTIONS = [
     "How do I declare a request body in FastAPI?",  # 0

@@ -10,10 +10,9 @@ from goldset.errors import ConfigError, EndpointError, UsageError
 from goldset.filters import run_filters
 from goldset.io import read_jsonl
 from goldset.schema import PairStatus, QAPair
-from tests.fake_openai import FakeOpenAI
-from tests.judge_responders import groundedness_responder, make_repair_responder
-from tests.test_filters_checks import COPY, PARAPHRASE
-from tests.test_filters_helpers import make_workspace, pair
+from tests.helpers.fake_openai import FakeOpenAI
+from tests.helpers.filter_data import COPY, PARAPHRASE, make_workspace, pair
+from tests.helpers.judge_responders import groundedness_responder, make_repair_responder
 
 SUPPORTED = "The client sends a request body to your API; your API sends a response body to the client."
 UNSUPPORTED = "The client sends a request body to your API; it must be smaller than 10 megabytes."

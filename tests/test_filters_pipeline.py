@@ -10,8 +10,7 @@ from goldset.errors import ConfigError, RecordError
 from goldset.filters import run_filters
 from goldset.io import read_jsonl, write_jsonl
 from goldset.schema import PairStatus, QAPair
-from tests.test_filters_checks import COPY, PARAPHRASE, ZH_COPY, ZH_PARAPHRASE
-from tests.test_filters_helpers import make_workspace, pair
+from tests.helpers.filter_data import COPY, PARAPHRASE, ZH_COPY, ZH_PARAPHRASE, make_workspace, pair
 
 
 def _pairs() -> list[QAPair]:

@@ -18,9 +18,9 @@ from goldset.prompts import load_prompt
 from goldset.schema import PairStatus, QAPair
 from goldset.text import detect_language, normalize_ws
 from goldset.workspace import Workspace
-from tests.fake_openai import FakeOpenAI
-from tests.responders import invented_quote_responder, never_valid_responder, parse_prompt, qa_responder
-from tests.test_generate import EN_TEXT, ZH_TEXT, make_chunk, make_pair
+from tests.helpers.fake_openai import FakeOpenAI
+from tests.helpers.generation_data import EN_TEXT, ZH_TEXT, make_chunk, make_pair
+from tests.helpers.responders import invented_quote_responder, never_valid_responder, parse_prompt, qa_responder
 
 CHUNKS = [
     make_chunk("path-1", EN_TEXT, "path-params.md"),

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from goldset.errors import EndpointError
 from goldset.llm import CallJournal, LLMClient, resolve_endpoint
-from tests.fake_openai import FakeOpenAI, Fault
+from tests.helpers.fake_openai import FakeOpenAI, Fault
 
 
 class Answer(BaseModel):
@@ -335,7 +335,7 @@ def test_api_key_never_reaches_the_journal(fake_llm: FakeOpenAI, tmp_path: Path)
 
 def test_embeddings_batched_cached_and_model_required(fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch,
                                                       tmp_path: Path) -> None:
-    from tests.fake_openai import fake_embedding
+    from tests.helpers.fake_openai import fake_embedding
 
     texts = ["how do I reset a password", "how do I reset my password", "billing cycle dates"]
     endpoint_without = resolve_endpoint(None, overrides=fast())

@@ -15,7 +15,7 @@ import pytest
 
 from goldset.errors import WorkspaceError
 from goldset.llm import CallJournal, call_key
-from tests.fake_openai import FakeOpenAI
+from tests.helpers.fake_openai import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from goldset.llm import LLMClient, RateLimiter, TokenBucket, resolve_endpoint
 from goldset.llm.ratelimit import parse_duration, ratelimit_pause_seconds, retry_after_seconds
-from tests.fake_openai import FakeOpenAI, Fault
+from tests.helpers.fake_openai import FakeOpenAI, Fault
 
 
 class FakeClock:

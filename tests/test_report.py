@@ -12,7 +12,7 @@ from goldset.evaluation.diagnose import diagnose, list_rules, skipped_rules
 from goldset.evaluation.report import render_html, summary_table, svg_bars, svg_histogram, write_report
 from goldset.evaluation.runs import read_run
 from goldset.schema import RunSummary
-from tests.test_eval_fixtures import evaluated_pairs, make_dataset, perfect_sample, poor_sample, write_run_file
+from tests.helpers.eval_data import evaluated_pairs, make_dataset, perfect_sample, poor_sample, write_run_file
 
 
 @pytest.fixture

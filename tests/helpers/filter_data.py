@@ -12,7 +12,7 @@ from goldset.schema import Chunk, Evidence, QAPair
 from goldset.text import count_tokens, detect_language, normalize
 from goldset.workspace import Workspace
 
-FIXTURES = Path(__file__).parent / "fixtures" / "filters"
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "filters"
 
 
 def chunk(cid: str, text: str, doc_id: str | None = None) -> Chunk:
@@ -68,3 +68,22 @@ def make_workspace(
     write_jsonl(ws.kb_dir / "chunks.jsonl", list((chunks or fixture_chunks()).values()))
     write_jsonl(ws.pairs_path, pairs)
     return ws
+
+
+# Answers to the question about a body on GET, over chunk en-body-2: a copy, a light edit, a paraphrase.
+COPY = (
+    "Sending a body with a GET request has an undefined behavior in the specifications, nevertheless, it is "
+    "supported by FastAPI, only for very complex/extreme use cases."
+)
+# The same sentence with a few words swapped or changed.
+SWAPPED = (
+    "Sending a body with a GET request has undefined behaviour in the specification; nevertheless FastAPI "
+    "supports it, only for very extreme/complex use cases."
+)
+PARAPHRASE = (
+    "The HTTP specs leave a GET carrying a payload undefined. FastAPI still accepts it, but it is meant only "
+    "for unusual edge situations."
+)
+ZH_COPY = "规范中没有定义用 GET 请求发送请求体的行为，但 FastAPI 仍支持这种方式，只用于非常复杂/极端的用例。"
+ZH_SWAPPED = "规范里没有定义用 GET 请求发送请求体的行为，不过 FastAPI 依然支持这种方式，仅用于非常极端/复杂的用例。"
+ZH_PARAPHRASE = "HTTP 标准并未规定带有载荷的 GET 该如何处理；框架虽然接受这种写法，却只建议在罕见的特殊场景下采用。"

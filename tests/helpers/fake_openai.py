@@ -34,7 +34,8 @@ For a kill -9 resume test the simplest setup is this in-process server plus the 
 generate``) in a subprocess that the test kills (see tests/test_llm_journal.py); the server, its counters and
 recorded requests survive. The server can also run as a separate process::
 
-    python tests/fake_openai.py --port 0 --responder qa_pairs=tests.responders:qa_responder [--latency 0.05]
+    python -m tests.helpers.fake_openai --port 0 \
+        --responder qa_pairs=tests.helpers.responders:qa_responder [--latency 0.05]
 
 It prints one line, ``READY http://127.0.0.1:PORT/v1``, when it is listening, and serves until killed. The key
 is ``FakeOpenAI.DEFAULT_KEY`` (``--api-key`` to change). Its counters are available at ``GET /_fake/stats``
@@ -64,7 +65,7 @@ from pathlib import Path
 from typing import Any
 
 if __package__ in (None, ""):  # run as a script: make `goldset` and `tests` importable
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from goldset.text import estimate_llm_tokens, tokenize
 
@@ -418,7 +419,7 @@ def start_subprocess(
 
     ``responders`` maps schema names to ``module:function`` specs importable from the repository root.
     """
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     cmd = [sys.executable, str(Path(__file__).resolve()), "--port", "0", "--latency", str(latency_s),
            "--api-key", api_key]
     for name, spec in (responders or {}).items():
