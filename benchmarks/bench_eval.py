@@ -32,8 +32,8 @@ from _results import cpu_model, write_section
 
 from goldset.baselines.bm25 import BM25Index, Passage
 from goldset.dataset import write_dataset
-from goldset.evaluation import evaluate
 from goldset.evaluation.compare import compare_runs
+from goldset.evaluation.evaluator import evaluate
 from goldset.evaluation.report import write_report
 from goldset.evaluation.runs import read_run, write_run
 from goldset.kb.chunker import chunk_document

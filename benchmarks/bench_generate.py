@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 from _results import machine, write_section  # noqa: E402 (benchmarks/ is on sys.path when run)
 
 from goldset.config import Workspace  # noqa: E402
-from goldset.generation import generate  # noqa: E402
+from goldset.generation.runner import generate  # noqa: E402
 from goldset.kb import ingest  # noqa: E402
 from goldset.workspace import init_workspace  # noqa: E402
 from tests.helpers.fake_openai import FakeOpenAI  # noqa: E402

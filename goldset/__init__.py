@@ -49,13 +49,13 @@ _EXPORTS: dict[str, str] = {
     "CallResult": "goldset.llm",
     "resolve_endpoint": "goldset.llm",
     # generation
-    "generate": "goldset.generation",
+    "generate": "goldset.generation.runner",
     # filters
     "run_filters": "goldset.filters",
     "FilterReport": "goldset.filters",
     # evaluation runs, gates, comparison, reports
-    "evaluate": "goldset.evaluation",
-    "EvalResult": "goldset.evaluation",
+    "evaluate": "goldset.evaluation.evaluator",
+    "EvalResult": "goldset.evaluation.evaluator",
     "GateFailed": "goldset.errors",
     "read_run": "goldset.evaluation.runs",
     "compare_runs": "goldset.evaluation.compare",

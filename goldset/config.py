@@ -1,135 +1,256 @@
-"""Workspace location and settings.
+"""Settings: one model for all of goldset.yaml, layered with the environment and command-line options.
 
-One precedence everywhere: command-line option, then environment variable, then ``goldset.yaml``, then the
-default. Each module owns the pydantic model of its own section (``kb``, ``llm``, ``generate``, …) and reads it
-with :func:`load_section`; this module only finds, merges and validates. Secrets never live in goldset.yaml:
-they come from the environment or a git-ignored ``.env`` beside it (:func:`get_secret`).
+Precedence, everywhere: an option passed by the caller (the CLI's flags), then an environment variable
+``GOLDSET_<SECTION>__<SETTING>`` (nested settings go deeper with ``__``: ``GOLDSET_LLM__ENDPOINTS__GEN__CONCURRENCY``;
+lists and mappings as JSON: ``GOLDSET_EVAL__KS=[1,5]``), then the same variable in the workspace's git-ignored
+``.env``, then ``goldset.yaml``, then the default. Each package owns the model of its own section
+(``goldset/<package>/settings.py``); :class:`Settings` only puts them together.
 
-Environment variables: ``GOLDSET_<SECTION>__<FIELD>`` (double underscore), values parsed as YAML scalars,
-e.g. ``GOLDSET_KB__MAX_TOKENS=800`` or ``GOLDSET_GENERATE__PAIRS_PER_CHUNK=4``.
+pydantic-settings reads the environment and ``.env`` (nested delimiter, JSON values, the dotenv syntax). Its own
+``settings_customise_sources`` could express the precedence too, but a validation error would then only say
+*which setting* is wrong, not *where* the bad value came from; so :func:`load_settings` takes each layer from
+pydantic-settings' sources and merges them itself, and an error names the variable, the ``.env`` line or the file.
+
+Secrets (API keys) never live in goldset.yaml: :func:`get_env` reads them from the environment or ``.env``.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Collection
+import typing
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field, ValidationError
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from goldset.errors import ConfigError
+from goldset.evaluation.settings import EvalSettings
+from goldset.filters.settings import FilterSettings
+from goldset.generation.settings import GenerateSettings
+from goldset.kb.settings import KBSettings
+from goldset.llm.settings import LLMSettings
+from goldset.review.settings import ReviewSettings
+from goldset.versioning.settings import VersioningSettings
 from goldset.workspace import CONFIG_FILE
 
 if TYPE_CHECKING:
-    from pydantic import BaseModel
-
     from goldset.workspace import Workspace
 
-M = TypeVar("M", bound="BaseModel")
+ENV_PREFIX = "GOLDSET_"
+NESTED = "__"
 
 
-#: Top-level sections of goldset.yaml; anything else is a typo and an error.
-SECTIONS = ("kb", "llm", "generate", "filter", "review", "versioning", "eval")
+class Settings(BaseSettings):
+    """goldset.yaml as a whole: one model per section. Build it with :func:`load_settings`."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX,
+        env_nested_delimiter=NESTED,
+        # Sections forbid unknown settings themselves; at the top, GOLDSET_MODEL and friends are not sections.
+        extra="ignore",
+        case_sensitive=False,
+    )
+
+    kb: KBSettings = Field(default_factory=KBSettings, description="Reading documents and cutting them into chunks.")
+    llm: LLMSettings = Field(default_factory=LLMSettings, description="LLM endpoints and prices.")
+    generate: GenerateSettings = Field(default_factory=GenerateSettings, description="QA generation.")
+    filter: FilterSettings = Field(default_factory=FilterSettings, description="Checks and their thresholds.")
+    review: ReviewSettings = Field(default_factory=ReviewSettings, description="The expert-review sample.")
+    versioning: VersioningSettings = Field(default_factory=VersioningSettings, description="Releases with DVC.")
+    eval: EvalSettings = Field(default_factory=EvalSettings, description="Running and scoring evaluations.")
 
 
-def load_config(ws: Workspace | None) -> dict[str, Any]:
-    """The parsed goldset.yaml ({} without a workspace). Unknown top-level sections are an error."""
+SECTIONS: tuple[str, ...] = tuple(Settings.model_fields)
+
+
+def read_config_file(ws: Workspace | None) -> dict[str, Any]:
+    """The parsed goldset.yaml ({} without a workspace or file). Unknown sections are an error naming them."""
     if ws is None or not ws.config_path.exists():
         return {}
     import yaml
 
     try:
         data = yaml.safe_load(ws.config_path.read_text(encoding="utf-8")) or {}
+    except UnicodeDecodeError:
+        raise ConfigError(f"{ws.config_path}: not UTF-8 text; save it as UTF-8") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
         raise ConfigError(f"{ws.config_path}{line}: not valid YAML; fix the syntax") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{ws.config_path}: expected a mapping of sections ({', '.join(SECTIONS)})")
-    unknown = sorted(set(data) - set(SECTIONS))
-    if unknown:
-        raise ConfigError(f"{ws.config_path}: unknown section {unknown[0]!r}; known sections: {', '.join(SECTIONS)}")
-    return data
-
-
-def env_overrides(section: str) -> dict[str, Any]:
-    """``GOLDSET_<SECTION>__<FIELD>`` variables as a dict (field names lower-cased)."""
-    import yaml
-
-    prefix = f"GOLDSET_{section.upper()}__"
-    out: dict[str, Any] = {}
-    for name, raw in os.environ.items():
-        if name.startswith(prefix) and len(name) > len(prefix):
-            try:
-                value = yaml.safe_load(raw)
-            except yaml.YAMLError:
-                value = raw
-            out[name[len(prefix) :].lower()] = value
-    return out
-
-
-def load_section(
-    ws: Workspace | None,
-    section: str,
-    model: type[M],
-    overrides: dict[str, Any] | None = None,
-    *,
-    config: dict[str, Any] | None = None,
-    only: Collection[str] | None = None,
-    exclude: Collection[str] = (),
-) -> M:
-    """Validate one section with the precedence option > environment > goldset.yaml > default.
-
-    ``overrides`` holds command-line options; ``None`` values mean "not given" and are ignored. ``only`` and
-    ``exclude`` pick the keys of a section that several models share (``eval`` holds running and scoring keys).
-    """
-    from pydantic import ValidationError
-
-    if section not in SECTIONS:
-        raise ValueError(f"unknown config section {section!r}")
-    base = (config if config is not None else load_config(ws)).get(section) or {}
-    if not isinstance(base, dict):
-        where = ws.config_path if ws else CONFIG_FILE
-        raise ConfigError(f"{where}: section {section!r} must be a mapping of settings")
-    merged = {**base, **env_overrides(section), **{k: v for k, v in (overrides or {}).items() if v is not None}}
-    if only is not None or exclude:
-        merged = {k: v for k, v in merged.items() if (only is None or k in only) and k not in exclude}
-    try:
-        return model.model_validate(merged)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err.get("loc", ()))
-        where = ws.config_path if ws else CONFIG_FILE
-        if err.get("type") == "extra_forbidden":
-            hint = "unknown setting; check its spelling"
-        else:  # pydantic prefixes a validator's ValueError with "Value error, "
-            hint = str(err.get("msg", "invalid")).removeprefix("Value error, ")
-        raise ConfigError(
-            f"{where}: {section}.{loc}: {hint} (also settable as GOLDSET_{section.upper()}__{loc.upper()})"
-        ) from None
+    for section, value in data.items():
+        if section not in SECTIONS:
+            raise ConfigError(
+                f"{ws.config_path}: unknown section {section!r}; known sections: {', '.join(SECTIONS)}"
+            )
+        if value is not None and not isinstance(value, dict):
+            raise ConfigError(f"{ws.config_path}: section {section!r} must be a mapping of settings")
+    return {k: v for k, v in data.items() if v is not None}
 
 
 def read_env_file(path: Path) -> dict[str, str]:
-    """KEY=VALUE lines of a .env file (comments, blank lines, optional quotes and `export ` allowed)."""
-    values: dict[str, str] = {}
+    """The ``KEY=VALUE`` pairs of a .env file (python-dotenv's syntax: comments, quotes, ``export``)."""
     if not path.is_file():
-        return values
-    for line in path.read_text(encoding="utf-8").splitlines():
-        line = line.strip()
-        if not line or line.startswith("#") or "=" not in line:
-            continue
-        key, _, value = line.removeprefix("export ").partition("=")
-        value = value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        values[key.strip()] = value
-    return values
+        return {}
+    from dotenv import dotenv_values
+
+    return {k: v for k, v in dotenv_values(path, encoding="utf-8").items() if v is not None}
 
 
-def get_secret(name: str, ws: Workspace | None = None) -> str | None:
-    """A secret from the environment, else from the workspace's git-ignored ``.env``; never from goldset.yaml."""
+def get_env(name: str, ws: Workspace | None = None) -> str | None:
+    """A variable from the environment, else from the workspace's git-ignored ``.env``; never from goldset.yaml.
+    Secrets (API keys) are read only this way."""
     value = os.environ.get(name)
     if value:
         return value
     if ws is not None:
         return read_env_file(ws.env_file).get(name) or None
     return None
+
+
+def load_settings(ws: Workspace | None = None, **options: Mapping[str, Any] | None) -> Settings:
+    """All settings of ``ws`` (None: defaults and the environment only), with the usual precedence.
+
+    ``options`` are per-section mappings of values the caller was given, e.g. ``generate={"concurrency": 4}``;
+    ``None`` values mean "not given" and are skipped. Any error names its origin and is a :class:`ConfigError`.
+    """
+    from pydantic_settings import DotEnvSettingsSource, EnvSettingsSource
+
+    for section in options:
+        if section not in SECTIONS:
+            raise ValueError(f"load_settings: unknown section {section!r}")  # a programming error, not the user's
+    given = {s: {k: v for k, v in (values or {}).items() if v is not None} for s, values in options.items()}
+    env_file = ws.env_file if ws is not None else None
+    _check_section_names(os.environ, "environment variable {name}")
+    if env_file is not None:
+        _check_section_names(read_env_file(env_file), f"{env_file}: {{name}}")
+    layers: list[tuple[str, dict[str, Any]]] = [
+        ("option", given),
+        ("env", EnvSettingsSource(Settings)()),
+        (".env", DotEnvSettingsSource(Settings, env_file=env_file)() if env_file is not None else {}),
+        ("file", read_config_file(ws)),
+    ]
+    merged: dict[str, Any] = {}
+    for _, layer in reversed(layers):
+        merged = _merge(merged, {k: v for k, v in layer.items() if k in SECTIONS})
+    try:
+        return Settings.model_validate(merged)
+    except ValidationError as exc:
+        raise _config_error(exc, layers, ws) from None
+
+
+def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """``over`` on top of ``base``, mappings merged key by key (a list or a scalar replaces)."""
+    out = dict(base)
+    for key, value in over.items():
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = _merge(dict(out[key]), value)
+        else:
+            out[key] = value
+    return out
+
+
+def _check_section_names(variables: Mapping[str, str], where: str) -> None:
+    """``GOLDSET_<X>__…`` names a section; pydantic-settings would silently ignore an unknown one."""
+    for name in variables:
+        upper = name.upper()
+        if upper.startswith(ENV_PREFIX) and NESTED in upper:
+            section = upper[len(ENV_PREFIX) :].split(NESTED, 1)[0].lower()
+            if section not in SECTIONS:
+                raise ConfigError(
+                    f"{where.format(name=name)}: unknown section {section!r}; known sections: {', '.join(SECTIONS)}"
+                )
+
+
+def _config_error(exc: ValidationError, layers: list[tuple[str, dict[str, Any]]], ws: Workspace | None) -> ConfigError:
+    """One line for the first error: where the value came from, the dotted setting, what is wrong."""
+    err = exc.errors()[0]
+    loc = tuple(str(p) for p in err.get("loc", ()))
+    dotted = ".".join(loc)
+    origin = next((name for name, layer in layers if _has_path(layer, loc)), "file")
+    if err.get("type") == "extra_forbidden":
+        problem = f"unknown setting {dotted!r}; {_known_hint(loc)}"
+    else:  # pydantic prefixes a validator's ValueError with "Value error, "
+        problem = f"{dotted}: {str(err.get('msg', 'invalid')).removeprefix('Value error, ')}"
+    if origin == "option":
+        return ConfigError(f"option {problem}")
+    if origin in ("env", ".env"):
+        variable = _variable_name(loc, os.environ if origin == "env" else read_env_file(ws.env_file) if ws else {})
+        if origin == "env":
+            return ConfigError(f"environment variable {variable}: {problem}")
+        return ConfigError(f"{ws.env_file if ws else '.env'}: {variable}: {problem}")
+    return ConfigError(f"{ws.config_path if ws else CONFIG_FILE}: {problem}")
+
+
+def _has_path(data: Any, loc: tuple[str, ...]) -> bool:
+    for part in loc:
+        if not isinstance(data, dict):
+            return False
+        match = next((k for k in data if str(k).lower() == part.lower()), None)
+        if match is None:
+            return False
+        data = data[match]
+    return True
+
+
+def _variable_name(loc: tuple[str, ...], variables: Mapping[str, str]) -> str:
+    """The variable as the user spelled it (the longest ``GOLDSET_…`` name that is a prefix of the setting)."""
+    for n in range(len(loc), 0, -1):
+        wanted = (ENV_PREFIX + NESTED.join(loc[:n])).upper()
+        for name in variables:
+            if name.upper() == wanted:
+                return name
+    return (ENV_PREFIX + NESTED.join(loc)).upper()
+
+
+def _known_hint(loc: tuple[str, ...]) -> str:
+    """What could have been meant: the settings known where the unknown one sits, and, when the name is a
+    setting one level further down (``llm.timeout_s`` is a setting of each endpoint), where it belongs."""
+    model = _model_at(loc[:-1])
+    if model is None:
+        return "check its spelling"
+    name = loc[-1]
+    for path in _paths_to(model, name):
+        full = ".".join((*loc[:-1], *path, name))
+        variable = (ENV_PREFIX + NESTED.join((*loc[:-1], *path, name))).upper()
+        return f"{name} is a setting of {'.'.join((*loc[:-1], *path))}: {full} (or {variable})"
+    return f"known here: {', '.join(model.model_fields)}"
+
+
+def _model_at(loc: tuple[str, ...]) -> type[BaseModel] | None:
+    model: type[BaseModel] | None = Settings
+    for part in loc:
+        if model is None:
+            return None
+        field = model.model_fields.get(part)
+        if field is not None:
+            model = _inner_model(field.annotation, through_dicts=False)
+        else:  # a key of a mapping of models (an endpoint name, a check name)
+            model = None
+    return model
+
+
+def _inner_model(annotation: Any, *, through_dicts: bool) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    if through_dicts and typing.get_origin(annotation) is dict:
+        value_type = typing.get_args(annotation)[1]
+        if isinstance(value_type, type) and issubclass(value_type, BaseModel):
+            return value_type
+    return None
+
+
+def _paths_to(model: type[BaseModel], name: str) -> list[tuple[str, ...]]:
+    """Paths below ``model`` (mappings of models shown as ``<name>``) whose model has a setting ``name``."""
+    out: list[tuple[str, ...]] = []
+    for field_name, field in model.model_fields.items():
+        inner = _inner_model(field.annotation, through_dicts=True)
+        if inner is None:
+            continue
+        step = (field_name,) if _inner_model(field.annotation, through_dicts=False) else (field_name, "<name>")
+        if name in inner.model_fields:
+            out.append(step)
+    return out

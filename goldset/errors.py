@@ -2,7 +2,7 @@
 
 Every message names the file, field or setting at fault and says what to do about it; the CLI prints the
 message on one line and exits with the error's ``exit_code``. Nothing here may contain a secret: messages that
-carry text from a server go through :func:`goldset.llm.redact` first.
+carry text from a server go through :func:`goldset.redaction.redact` first.
 """
 
 from __future__ import annotations

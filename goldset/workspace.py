@@ -228,11 +228,10 @@ def init_workspace(path: Path, *, dvc: bool = True) -> InitReport:
         git_root = root
         report.actions.append("initialised git")
     if dvc:
-        from goldset.config import load_section
-        from goldset.versioning_settings import VersioningSettings
+        from goldset.config import load_settings
 
         ws = Workspace(root)
-        settings = load_section(ws, "versioning", VersioningSettings)
+        settings = load_settings(ws).versioning
         _ensure_dvc(root, git_root, settings.remote, report)
     return report
 

@@ -9,7 +9,7 @@ import pytest
 from goldset.baselines import bm25
 from goldset.dataset import read_dataset
 from goldset.errors import InputError
-from goldset.evaluation import evaluate
+from goldset.evaluation.evaluator import evaluate
 from goldset.evaluation.runs import read_run
 from tests.helpers.eval_data import CHUNK_TEXTS, make_dataset
 

@@ -1,60 +1,116 @@
-"""Settings precedence (option > environment > goldset.yaml > default) and secrets handling."""
+"""Settings: one model for goldset.yaml, precedence (option > environment > .env > goldset.yaml > default), errors
+that name where the bad value came from, and secrets."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from pydantic import BaseModel, ConfigDict
 
-from goldset.config import get_secret, load_config, load_section
+from goldset.config import SECTIONS, Settings, get_env, load_settings, read_config_file
 from goldset.errors import ConfigError, WorkspaceError
-from goldset.workspace import Workspace, find_workspace
+from goldset.workspace import Workspace, find_workspace, resolve_workspace
 
-
-class Demo(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    max_tokens: int = 700
-    path: str = "docs"
-    ks: list[int] = [1, 3]
+TEMPLATE = Path(__file__).resolve().parents[1] / "goldset" / "_templates" / "goldset.yaml"
 
 
 @pytest.fixture
-def ws(tmp_path: Path) -> Workspace:
+def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Workspace:
+    for name in ("GOLDSET_KB__MAX_TOKENS", "GOLDSET_KB__INCLUDE", "GOLDSET_LLM__TIMEOUT_S"):
+        monkeypatch.delenv(name, raising=False)
     (tmp_path / "goldset.yaml").write_text("kb:\n  max_tokens: 500\n  path: kb\n", encoding="utf-8")
     return Workspace(tmp_path)
 
 
-def test_precedence_option_env_file_default(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert load_section(ws, "kb", Demo) == Demo(max_tokens=500, path="kb")
+def test_every_section_has_its_model_and_the_template_loads() -> None:
+    assert SECTIONS == ("kb", "llm", "generate", "filter", "review", "versioning", "eval")
+    for section in SECTIONS:
+        model = Settings.model_fields[section].annotation
+        assert model is not None and model.model_config.get("extra") == "forbid", section
+    template = TEMPLATE.read_text(encoding="utf-8")
+    ws = Workspace(TEMPLATE.parent)
+    settings = load_settings(ws)
+    assert "fraction: 0.15" in template and settings.review.fraction == 0.15
+
+
+def test_precedence_option_env_dotenv_file_default(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    s = load_settings(ws).kb
+    assert (s.max_tokens, s.path, s.target_tokens) == (500, "kb", 350)
+    ws.env_file.write_text("GOLDSET_KB__MAX_TOKENS=550\nGOLDSET_KB__INCLUDE=[\"*.md\"]\n", encoding="utf-8")
+    assert load_settings(ws).kb.max_tokens == 550
     monkeypatch.setenv("GOLDSET_KB__MAX_TOKENS", "600")
-    monkeypatch.setenv("GOLDSET_KB__KS", "[5, 10]")
-    s = load_section(ws, "kb", Demo)
-    assert (s.max_tokens, s.path, s.ks) == (600, "kb", [5, 10])
-    s = load_section(ws, "kb", Demo, overrides={"max_tokens": 900, "path": None})
+    s = load_settings(ws).kb
+    assert (s.max_tokens, s.include, s.path) == (600, ["*.md"], "kb")
+    s = load_settings(ws, kb={"max_tokens": 900, "path": None}).kb
     assert (s.max_tokens, s.path) == (900, "kb"), "None means 'option not given'"
 
 
-def test_unknown_setting_names_section_and_key(ws: Workspace) -> None:
-    ws.config_path.write_text("kb:\n  max_tokns: 5\n", encoding="utf-8")
-    with pytest.raises(ConfigError, match=r"goldset.yaml: kb.max_tokns: unknown setting"):
-        load_section(ws, "kb", Demo)
+def test_nested_settings_come_from_the_environment(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    ws.config_path.write_text("llm:\n  endpoints:\n    gen:\n      model: m\n      concurrency: 2\n", encoding="utf-8")
+    monkeypatch.setenv("GOLDSET_LLM__ENDPOINTS__GEN__CONCURRENCY", "16")
+    monkeypatch.setenv("GOLDSET_FILTER__CHECKS__VERBATIM__MAX_CONTAINMENT", "0.5")
+    monkeypatch.setenv("GOLDSET_FILTER__CHECKS__SELF_CONTAINED", "false")
+    monkeypatch.setenv("GOLDSET_EVAL__KS", "[1, 5]")
+    s = load_settings(ws)
+    assert s.llm.endpoints["gen"].concurrency == 16 and s.llm.endpoints["gen"].model == "m"
+    assert s.filter.for_check("verbatim").max_containment == 0.5  # type: ignore[attr-defined]
+    assert s.filter.for_check("self_contained").enabled is False
+    assert s.eval.ks == [1, 5]
 
 
-def test_invalid_value_is_a_config_error(ws: Workspace) -> None:
+def test_an_error_in_a_variable_names_the_variable(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GOLDSET_LLM__TIMEOUT_S", "2")
+    with pytest.raises(ConfigError) as err:
+        load_settings(ws)
+    message = str(err.value)
+    assert message.startswith("environment variable GOLDSET_LLM__TIMEOUT_S: unknown setting 'llm.timeout_s'")
+    assert "goldset.yaml" not in message and "GOLDSET_LLM__ENDPOINTS__<NAME>__TIMEOUT_S" in message
+    monkeypatch.delenv("GOLDSET_LLM__TIMEOUT_S")
+    monkeypatch.setenv("GOLDSET_KB__MAX_TOKENS", "lots")
+    with pytest.raises(ConfigError, match=r"^environment variable GOLDSET_KB__MAX_TOKENS: kb.max_tokens: "):
+        load_settings(ws)
+    monkeypatch.delenv("GOLDSET_KB__MAX_TOKENS")
+    monkeypatch.setenv("GOLDSET_KBB__MAX_TOKENS", "5")
+    with pytest.raises(ConfigError, match=r"^environment variable GOLDSET_KBB__MAX_TOKENS: unknown section 'kbb'"):
+        load_settings(ws)
+
+
+def test_an_error_in_dotenv_or_an_option_says_so(ws: Workspace) -> None:
+    ws.env_file.write_text("GOLDSET_REVIEW__FRACTION=2\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"\.env: GOLDSET_REVIEW__FRACTION: review.fraction: "):
+        load_settings(ws)
+    ws.env_file.unlink()
+    with pytest.raises(ConfigError, match=r"^option generate.pairs_per_chunk: "):
+        load_settings(ws, generate={"pairs_per_chunk": 0})
+
+
+def test_unknown_settings_in_goldset_yaml_are_errors_naming_them(ws: Workspace) -> None:
+    ws.config_path.write_text("review:\n  sample_sizee: 5\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        load_settings(ws)
+    assert "goldset.yaml: unknown setting 'review.sample_sizee'; known here: fraction, seed" in str(err.value)
     ws.config_path.write_text("kb:\n  max_tokens: lots\n", encoding="utf-8")
-    with pytest.raises(ConfigError, match=r"kb.max_tokens"):
-        load_section(ws, "kb", Demo)
+    with pytest.raises(ConfigError, match=r"goldset.yaml: kb.max_tokens: "):
+        load_settings(ws)
 
 
 def test_unknown_section_and_bad_yaml(ws: Workspace) -> None:
     ws.config_path.write_text("kbb:\n  x: 1\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="unknown section 'kbb'"):
-        load_config(ws)
+        read_config_file(ws)
     ws.config_path.write_text("kb: [unclosed\n", encoding="utf-8")
     with pytest.raises(ConfigError, match=r"goldset.yaml:\d+: not valid YAML"):
-        load_config(ws)
+        load_settings(ws)
+    ws.config_path.write_text("kb: 5\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"section 'kb' must be a mapping"):
+        load_settings(ws)
+
+
+def test_validator_messages_lose_pydantics_prefix(ws: Workspace) -> None:
+    ws.config_path.write_text("kb:\n  target_tokens: 400\n  max_tokens: 300\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as err:
+        load_settings(ws)
+    assert "kb.max_tokens: must be at least target_tokens" in str(err.value) and "Value error" not in str(err.value)
 
 
 def test_find_workspace_walks_up_and_fails_clearly(ws: Workspace, tmp_path_factory: pytest.TempPathFactory) -> None:
@@ -62,44 +118,16 @@ def test_find_workspace_walks_up_and_fails_clearly(ws: Workspace, tmp_path_facto
     sub.mkdir(parents=True)
     found = find_workspace(sub)
     assert found is not None and found.root == ws.root.resolve()
+    assert resolve_workspace(sub).root == ws.root.resolve() and resolve_workspace(ws) is ws
     with pytest.raises(WorkspaceError, match="goldset init"):
         find_workspace(tmp_path_factory.mktemp("elsewhere"))
 
 
 def test_secrets_come_from_env_then_dotenv(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MY_KEY", raising=False)
-    assert get_secret("MY_KEY", ws) is None
+    assert get_env("MY_KEY", ws) is None
     ws.env_file.write_text("# comment\nexport MY_KEY='from-dotenv'\n", encoding="utf-8")
-    assert get_secret("MY_KEY", ws) == "from-dotenv"
+    assert get_env("MY_KEY", ws) == "from-dotenv"
+    assert load_settings(ws).kb.max_tokens == 500, "a .env with other variables is not a settings error"
     monkeypatch.setenv("MY_KEY", "from-env")
-    assert get_secret("MY_KEY", ws) == "from-env"
-
-
-def test_a_shared_section_is_split_between_models(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
-    class Running(BaseModel):
-        model_config = ConfigDict(extra="forbid")
-        concurrency: int = 8
-
-    ws.config_path.write_text("kb:\n  max_tokens: 500\n  concurrency: 3\n", encoding="utf-8")
-    monkeypatch.setenv("GOLDSET_KB__CONCURRENCY", "4")
-    assert load_section(ws, "kb", Running, only={"concurrency"}).concurrency == 4
-    assert load_section(ws, "kb", Demo, exclude={"concurrency"}).max_tokens == 500
-
-
-def test_validator_messages_lose_pydantics_prefix(ws: Workspace) -> None:
-    from pydantic import field_validator
-
-    class Checked(BaseModel):
-        max_tokens: int = 1
-
-        @field_validator("max_tokens")
-        @classmethod
-        def _positive(cls, v: int) -> int:
-            if v <= 0:
-                raise ValueError("must be positive; use e.g. 700")
-            return v
-
-    ws.config_path.write_text("kb:\n  max_tokens: -1\n", encoding="utf-8")
-    with pytest.raises(ConfigError) as err:
-        load_section(ws, "kb", Checked)
-    assert "kb.max_tokens: must be positive" in str(err.value) and "Value error" not in str(err.value)
+    assert get_env("MY_KEY", ws) == "from-env"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from goldset.errors import ConfigError, InputError
-from goldset.evaluation import evaluate
+from goldset.evaluation.evaluator import evaluate
 from goldset.evaluation.gate import Thresholds, check_gate, load_thresholds, lower_is_better
 from goldset.schema import RunSummary
 from tests.helpers.eval_data import evaluated_pairs, make_dataset, perfect_sample, poor_sample, write_run_file
@@ -101,8 +101,7 @@ def test_a_bad_thresholds_file_fails_before_the_run(tmp_path: Path, monkeypatch:
 
 
 def test_running_and_scoring_keys_share_the_eval_section(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from goldset.evaluation.evaluator import load_scoring_settings
-    from goldset.evaluation.sources import load_runner_settings
+    from goldset.config import load_settings
     from goldset.workspace import Workspace
 
     (tmp_path / "goldset.yaml").write_text(
@@ -111,14 +110,14 @@ def test_running_and_scoring_keys_share_the_eval_section(tmp_path: Path, monkeyp
     monkeypatch.setenv("GOLDSET_EVAL__TIMEOUT_S", "7")
     monkeypatch.setenv("GOLDSET_EVAL__MATCHER", "doc_id")
     ws = Workspace(tmp_path)
-    scoring = load_scoring_settings(ws)
-    running = load_runner_settings(ws, {"concurrency": None})
-    assert scoring.ks == [2, 4] and scoring.matcher == "doc_id"
-    assert running.concurrency == 3 and running.timeout_s == 7 and running.endpoint.answer_field == "out.text"
-    assert load_runner_settings(ws, {"concurrency": 12}).concurrency == 12  # option > file
+    s = load_settings(ws, eval={"concurrency": None}).eval
+    assert s.ks == [2, 4] and s.matcher == "doc_id"
+    assert s.concurrency == 3 and s.timeout_s == 7 and s.endpoint.answer_field == "out.text"
+    assert load_settings(ws, eval={"concurrency": 12}).eval.concurrency == 12  # option > file
+    assert "concurrency" not in s.scoring() and s.scoring()["ks"] == [2, 4]  # running keys do not change scores
     (tmp_path / "goldset.yaml").write_text("eval:\n  kss: [1]\n", encoding="utf-8")
-    with pytest.raises(ConfigError, match=r"eval\.kss: unknown setting"):
-        load_scoring_settings(ws)
+    with pytest.raises(ConfigError, match=r"unknown setting 'eval\.kss'"):
+        load_settings(ws)
     (tmp_path / "goldset.yaml").write_text("eval:\n  endpoint: {answer: x}\n", encoding="utf-8")
-    with pytest.raises(ConfigError, match=r"eval\.endpoint\.answer: unknown setting"):
-        load_runner_settings(ws)
+    with pytest.raises(ConfigError, match=r"unknown setting 'eval\.endpoint\.answer'"):
+        load_settings(ws)

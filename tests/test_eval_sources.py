@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 
 from goldset.errors import InputError, RecordError, UsageError
-from goldset.evaluation import evaluate
+from goldset.evaluation.evaluator import evaluate
 from goldset.evaluation.runs import read_run
-from goldset.evaluation.sources import EndpointSettings, redact_url, response_to_output, run_callable, to_sample
+from goldset.evaluation.settings import SystemEndpointSettings
+from goldset.evaluation.sources import redact_url, response_to_output, run_callable, to_sample
 from goldset.workspace import Workspace
 from tests.helpers.eval_data import (
     CHUNK_TEXTS,
@@ -347,7 +348,7 @@ def test_endpoint_unreachable_and_missing_secret(data: Path, tmp_path: Path, mon
 
 
 def test_response_mapping_errors_are_clear() -> None:
-    cfg = EndpointSettings()
+    cfg = SystemEndpointSettings()
     with pytest.raises(ValueError, match="no 'answer' field"):
         response_to_output({"text": "x"}, cfg)
     with pytest.raises(ValueError, match="not a list"):

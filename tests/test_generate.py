@@ -7,12 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from goldset.config import load_settings
 from goldset.errors import ConfigError
 from goldset.generation.partners import PartnerFinder
 from goldset.generation.planning import build_plans, plan_types
 from goldset.generation.reply import GeneratedEvidence, GeneratedPair, GeneratedPairs
 from goldset.generation.selection import select_chunks
-from goldset.generation.settings import DEFAULT_TYPE_WEIGHTS, GenerateSettings, load_settings
+from goldset.generation.settings import DEFAULT_TYPE_WEIGHTS, GenerateSettings
 from goldset.generation.sink import CandidateSink
 from goldset.generation.validation import CHECK_NAME, quote_in_text, validate_reply
 from goldset.prompts import load_prompt
@@ -48,7 +49,7 @@ def test_zero_weight_types_are_never_drawn() -> None:
 def test_bad_type_weights_are_config_errors_naming_the_setting(tmp_path: Path, types: dict, message: str) -> None:
     (tmp_path / "goldset.yaml").write_text("generate:\n  pairs_per_chunk: 2\n", encoding="utf-8")
     with pytest.raises(ConfigError) as err:
-        load_settings(Workspace(tmp_path), {"types": types})
+        load_settings(Workspace(tmp_path), generate={"types": types})
     assert "generate.types" in str(err.value) and message in str(err.value)
 
 
@@ -56,11 +57,11 @@ def test_settings_precedence_and_unknown_setting(tmp_path: Path, monkeypatch: py
     (tmp_path / "goldset.yaml").write_text("generate:\n  pairs_per_chunk: 2\n  seed: 7\n", encoding="utf-8")
     ws = Workspace(tmp_path)
     monkeypatch.setenv("GOLDSET_GENERATE__PAIRS_PER_CHUNK", "5")
-    settings = load_settings(ws)
+    settings = load_settings(ws).generate
     assert (settings.pairs_per_chunk, settings.seed) == (5, 7)
-    assert load_settings(ws, {"pairs_per_chunk": 4}).pairs_per_chunk == 4
+    assert load_settings(ws, generate={"pairs_per_chunk": 4}).generate.pairs_per_chunk == 4
     (tmp_path / "goldset.yaml").write_text("generate:\n  pairs_per_chunck: 2\n", encoding="utf-8")
-    with pytest.raises(ConfigError, match="pairs_per_chunck: unknown setting"):
+    with pytest.raises(ConfigError, match=r"unknown setting 'generate\.pairs_per_chunck'"):
         load_settings(ws)
 
 

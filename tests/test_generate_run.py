@@ -10,12 +10,14 @@ import pytest
 
 from goldset.dataset import read_dataset
 from goldset.errors import EndpointError, RecordError
-from goldset.generation import GenerationFailure, estimate, generate
+from goldset.generation.estimate import estimate
+from goldset.generation.runner import generate
 from goldset.generation.sink import FAILURES_FILE
 from goldset.generation.validation import CHECK_NAME
 from goldset.io import read_jsonl, write_jsonl
 from goldset.prompts import load_prompt
 from goldset.schema import PairStatus, QAPair
+from goldset.schema.generation import GenerationFailure
 from goldset.text import detect_language, normalize_ws
 from goldset.workspace import Workspace
 from tests.helpers.fake_openai import FakeOpenAI

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from goldset.errors import ConfigError, EndpointError
-from goldset.llm import PLACEHOLDER_KEY, Usage, cost_usd, endpoint_configured, redact, resolve_endpoint
+from goldset.llm import PLACEHOLDER_KEY, Usage, cost_usd, endpoint_configured, resolve_endpoint
+from goldset.redaction import redact
 from goldset.workspace import Workspace
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from goldset.evaluation import evaluate
 from goldset.evaluation.diagnose import diagnose, list_rules, skipped_rules
+from goldset.evaluation.evaluator import evaluate
 from goldset.evaluation.report import render_html, summary_table, svg_bars, svg_histogram, write_report
 from goldset.evaluation.runs import read_run
 from goldset.schema import RunSummary

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from goldset.config import load_section
+from goldset.config import load_settings
 from goldset.errors import ConfigError
 from goldset.evaluation.metrics import higher_is_better
 from goldset.evaluation.scoring import MISSING, Scorer, score_run, score_sample, summarize, weighted_score
@@ -171,7 +171,7 @@ def _ws(tmp_path: Path, yaml_text: str) -> Workspace:
 def test_settings_from_goldset_yaml_and_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ws = _ws(tmp_path, "eval:\n  ks: [10, 5, 5]\n  matcher: chunk_id\n  weights: {recall@10: 1.0}\n")
     monkeypatch.setenv("GOLDSET_EVAL__TEXT_MATCH_MIN", "0.7")
-    s = load_section(ws, "eval", EvalSettings)
+    s = load_settings(ws).eval
     assert (s.ks, s.matcher, s.text_match_min, s.weights) == ([5, 10], "chunk_id", 0.7, {"recall@10": 1.0})
 
 
@@ -188,7 +188,7 @@ def test_settings_from_goldset_yaml_and_environment(tmp_path: Path, monkeypatch:
 )
 def test_bad_settings_name_the_field(tmp_path: Path, yaml_text: str, field: str) -> None:
     with pytest.raises(ConfigError) as err:
-        load_section(_ws(tmp_path, yaml_text), "eval", EvalSettings)
+        load_settings(_ws(tmp_path, yaml_text))
     message = str(err.value)
     assert field in message and "goldset.yaml" in message
     assert "\n" not in message

@@ -70,7 +70,7 @@ def eval_(
 ) -> None:
     """Evaluate a RAG run against a dataset, write runs/<run-id>/ and check thresholds (exit 1 if not met)."""
     from goldset.errors import GateFailed, UsageError
-    from goldset.evaluation import evaluate
+    from goldset.evaluation.evaluator import evaluate
     from goldset.evaluation.report import summary_table
     from goldset.workspace import find_workspace
 

@@ -9,7 +9,8 @@ import typer
 from goldset.cli._common import WorkspaceOption, console, err_console
 
 if TYPE_CHECKING:
-    from goldset.generation import Estimate, GenerationReport
+    from goldset.generation.estimate import Estimate
+    from goldset.generation.runner import GenerationReport
 
 app = typer.Typer()
 
@@ -39,11 +40,13 @@ def generate(
 ) -> None:
     """Generate candidate QA pairs into data/pairs.jsonl (default: only chunks that have no pairs yet)."""
     from goldset.cli._common import workspace as find_ws
-    from goldset.generation import generate as run_generate
-    from goldset.generation.settings import load_settings
+    from goldset.config import load_settings
+    from goldset.generation.runner import generate as run_generate
 
     ws = find_ws(workspace)
-    settings = load_settings(ws, {"pairs_per_chunk": pairs_per_chunk, "language": language, "concurrency": concurrency})
+    settings = load_settings(
+        ws, generate={"pairs_per_chunk": pairs_per_chunk, "language": language, "concurrency": concurrency}
+    ).generate
     common = {"limit": limit, "docs": docs, "all_chunks": all_chunks, "settings": settings, "model": model}
     if dry_run:
         report = run_generate(ws, dry_run=True, no_cache=no_cache, **common)
@@ -129,7 +132,7 @@ class _ProgressBar:
         return self
 
     def update(self, state: object) -> None:
-        from goldset.generation import GenerationProgress
+        from goldset.generation.runner import GenerationProgress
 
         if not isinstance(state, GenerationProgress):
             return

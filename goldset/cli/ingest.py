@@ -32,15 +32,15 @@ def ingest(
 ) -> None:
     """Split Markdown, text, HTML and reStructuredText files into chunks; write the KB snapshot to .goldset/kb/."""
     from goldset.cli._common import workspace as find_ws
-    from goldset.config import load_section
+    from goldset.config import load_settings
     from goldset.errors import UsageError
-    from goldset.kb import KBSettings, NothingToIngest
+    from goldset.kb import NothingToIngest
     from goldset.kb import ingest as run_ingest
 
     ws = find_ws(workspace)
     if target_tokens is not None or max_tokens is not None or min_tokens is not None:
         # Check the options against each other and the configured sizes, so the message names the option.
-        base = load_section(ws, "kb", KBSettings)
+        base = load_settings(ws).kb
         target = target_tokens if target_tokens is not None else base.target_tokens
         maximum = max_tokens if max_tokens is not None else base.max_tokens
         minimum = min_tokens if min_tokens is not None else base.min_tokens
@@ -58,7 +58,7 @@ def ingest(
                 "give --min-tokens too, at most the target"
             )
     overrides = {"target_tokens": target_tokens, "max_tokens": max_tokens, "min_tokens": min_tokens}
-    settings = load_section(ws, "kb", KBSettings, overrides)
+    settings = load_settings(ws, kb=overrides).kb
     folder = docs_dir if docs_dir is not None else ws.root / settings.path
     err = err_console()
     try:

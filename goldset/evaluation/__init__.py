@@ -3,9 +3,3 @@
 The entry point is :func:`goldset.evaluate` (defined in :mod:`goldset.evaluation.evaluator`). Importing this package
 is cheap: everything heavy is imported inside the functions that need it.
 """
-
-from __future__ import annotations
-
-from goldset.evaluation.evaluator import EvalResult, evaluate
-
-__all__ = ["EvalResult", "evaluate"]

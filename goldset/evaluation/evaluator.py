@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from goldset.schema import RunMeta, RunSample, RunSummary, SampleScores
     from goldset.workspace import Workspace
 
-__all__ = ["EvalResult", "evaluate", "load_scoring_settings"]
+__all__ = ["EvalResult", "evaluate"]
 
 #: ``--target`` names that mean the built-in BM25 baseline over the dataset's own chunks.
 BM25_TARGETS = ("bm25", "goldset.baselines.bm25:answer")
@@ -37,20 +37,6 @@ class EvalResult:
     @property
     def passed(self) -> bool:
         return self.gate is None or self.gate.passed
-
-
-def load_scoring_settings(ws: Workspace | None, overrides: dict[str, Any] | None = None) -> EvalSettings:
-    """The scoring part of the ``eval`` section, with the usual precedence (option > env > goldset.yaml > default).
-
-    The running keys (``endpoint``, ``runs_dir``, ``concurrency``, ``timeout_s``) share the section but belong to
-    :class:`goldset.evaluation.sources.RunnerSettings`; they are taken out here, from the file *and* from
-    ``GOLDSET_EVAL__*`` variables, so neither model sees the other's keys as typos.
-    """
-    from goldset.config import load_section
-    from goldset.evaluation.settings import EvalSettings
-    from goldset.evaluation.sources import RUNNER_KEYS
-
-    return load_section(ws, "eval", EvalSettings, overrides, exclude=RUNNER_KEYS)
 
 
 def _read_baseline(spec: str, ws: Workspace | None, runs_dir: Path, thresholds_path: Path | None) -> Any:
@@ -93,6 +79,7 @@ def evaluate(
     from. Pairs the run lacks and questions that failed count as failed samples. The gate result is returned,
     not raised: the CLI turns a failed gate into exit code 1.
     """
+    from goldset.config import load_settings
     from goldset.dataset import Dataset
     from goldset.errors import UsageError
     from goldset.evaluation import sources
@@ -109,8 +96,11 @@ def evaluate(
         raise UsageError(f"give exactly one of --run FILE, --target MODULE:FUNCTION or --endpoint URL (got {what})")
 
     ws = ws if ws is not None else find_workspace(required=False)
-    runner = sources.load_runner_settings(ws, {"concurrency": concurrency, "timeout_s": timeout_s})
-    settings = settings if settings is not None else load_scoring_settings(ws)
+    running = {"concurrency": concurrency, "timeout_s": timeout_s}
+    if settings is None:
+        settings = load_settings(ws, eval=running).eval
+    else:
+        settings = settings.model_copy(update={k: v for k, v in running.items() if v is not None})
     data = dataset if isinstance(dataset, Dataset) else sources.resolve_dataset(dataset, ws)
     dataset_label = str(dataset if not isinstance(dataset, Dataset) else (data.path or "dataset"))
     fingerprint = sources.dataset_fingerprint(data)
@@ -131,8 +121,8 @@ def evaluate(
     elif thresholds is not None:
         thresholds_path = Path(thresholds)
         gate_spec = load_thresholds(thresholds_path)
-    runs_dir = Path(runner.runs_dir) if runner.runs_dir else (ws.runs_dir if ws else Path("runs"))
-    if runner.runs_dir and ws is not None and not runs_dir.is_absolute():
+    runs_dir = Path(settings.runs_dir) if settings.runs_dir else (ws.runs_dir if ws else Path("runs"))
+    if settings.runs_dir and ws is not None and not runs_dir.is_absolute():
         runs_dir = ws.root / runs_dir
     baseline = None
     if gate_spec is not None and gate_spec.relative is not None:
@@ -178,17 +168,17 @@ def evaluate(
             name = getattr(target, "__qualname__", type(target).__name__)
             label, target_desc = name, f"target:{getattr(target, '__module__', '?')}:{name}"
         samples = sources.run_callable(
-            fn, pairs, concurrency=runner.concurrency, timeout_s=runner.timeout_s, progress=progress
+            fn, pairs, concurrency=settings.concurrency, timeout_s=settings.timeout_s, progress=progress
         )
     else:
         url = str(endpoint)
         samples = sources.run_endpoint(
             url,
             pairs,
-            runner.endpoint,
+            settings.endpoint,
             ws=ws,
-            concurrency=runner.concurrency,
-            timeout_s=runner.timeout_s,
+            concurrency=settings.concurrency,
+            timeout_s=settings.timeout_s,
             progress=progress,
         )
         safe = sources.redact_url(url)
@@ -218,7 +208,7 @@ def evaluate(
         manifest_hash=fingerprint,
         target=target_desc,
         git_revision=git_revision(ws.root if ws else Path.cwd()),
-        metric_config=settings.model_dump(mode="json"),
+        metric_config=settings.scoring(),
         n_samples=len(pairs),
         sample={"n": sample, "seed": seed} if sample is not None else None,
     )

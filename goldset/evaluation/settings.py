@@ -8,7 +8,7 @@ documented in ``goldset/_templates/goldset.yaml`` (the file ``goldset init`` wri
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -68,9 +68,51 @@ class PriceSettings(_Section):
     output_per_mtok: float | None = Field(None, ge=0)
 
 
-class EvalSettings(_Section):
-    """The ``eval`` section. See :mod:`goldset.evaluation.matcher` for exactly how ``matcher`` decides relevance."""
+class SystemEndpointSettings(_Section):
+    """``eval.endpoint`` in goldset.yaml: how to talk to a RAG service over HTTP.
 
+    Field names are dotted paths into the JSON (``data.answer``). Contexts may be strings or objects; for
+    objects, ``context_text_field`` etc. name their fields. The API key comes from the secret named by
+    ``api_key_env`` (environment or .env), sent as ``Authorization: Bearer …``, and is never written anywhere.
+    """
+
+    request_field: str = "question"
+    pair_id_field: str | None = Field(None, description="Also send the pair id under this field.")
+    extra_body: dict[str, Any] = Field(default_factory=dict, description="Fixed fields added to every request.")
+    headers: dict[str, str] = Field(default_factory=dict, description="Fixed headers (no secrets: use api_key_env).")
+    api_key_env: str | None = None
+    answer_field: str = "answer"
+    contexts_field: str = "contexts"
+    context_text_field: str = "text"
+    context_doc_id_field: str = "doc_id"
+    context_chunk_id_field: str = "chunk_id"
+    context_score_field: str = "score"
+    retrieval_ms_field: str | None = "retrieval_ms"
+    generation_ms_field: str | None = "generation_ms"
+    tokens_in_field: str | None = "tokens_in"
+    tokens_out_field: str | None = "tokens_out"
+    cost_field: str | None = "cost_usd"
+
+
+
+#: The settings of the section that decide how a system is run, not how its answers are scored: two runs that
+#: differ only in these are comparable.
+RUNNING_KEYS = frozenset({"endpoint", "runs_dir", "concurrency", "timeout_s"})
+
+
+class EvalSettings(_Section):
+    """The ``eval`` section: how a system is run (``endpoint``, ``runs_dir``, ``concurrency``, ``timeout_s``) and how
+    its answers are scored (the rest). See :mod:`goldset.evaluation.matcher` for how ``matcher`` decides relevance.
+    """
+
+    # -- running a system
+    endpoint: SystemEndpointSettings = Field(
+        default_factory=SystemEndpointSettings, description="How `goldset eval --endpoint URL` talks to the service."
+    )
+    runs_dir: str | None = Field(None, description="Where run folders go (default: <workspace>/runs).")
+    concurrency: int = Field(8, ge=1, le=256, description="Questions in flight at once.")
+    timeout_s: float = Field(60.0, gt=0, description="Seconds per question before it is a failed sample.")
+    # -- scoring
     ks: list[int] = Field(default_factory=lambda: [1, 3, 5, 10], description="Cut-offs of the @k metrics.")
     matcher: Literal["auto", "text", "chunk_id", "doc_id"] = "auto"
     text_match_min: float = Field(
@@ -117,3 +159,8 @@ class EvalSettings(_Section):
         if bad:
             raise ValueError(f"weight of {bad[0]!r} is negative; weights must be >= 0")
         return v
+
+    def scoring(self) -> dict[str, Any]:
+        """The settings that change scores, as stored in a run (``RunMeta.metric_config``): runs whose scoring
+        settings differ cannot be compared."""
+        return self.model_dump(mode="json", exclude=set(RUNNING_KEYS))

@@ -20,70 +20,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from goldset.dataset import Dataset, read_dataset
 from goldset.errors import ConfigError, InputError, RecordError, UsageError
+from goldset.evaluation.settings import SystemEndpointSettings
 from goldset.hashing import canonical_json, sha256_hex
+from goldset.redaction import redact
 from goldset.schema import PairStatus, QAPair, RunSample
 from goldset.schema.manifest import CHUNKS_FILE, PAIRS_FILE
 from goldset.workspace import Workspace
 
 Progress = Callable[[int, int], None]
 """Called as ``progress(done, total)`` after each question (the CLI draws a bar with it)."""
-
-#: Keys of the ``eval`` section that belong to running (this module), not to scoring.
-RUNNER_KEYS = ("endpoint", "runs_dir", "concurrency", "timeout_s")
-
-
-# --------------------------------------------------------------------------------------------------- settings
-
-
-class EndpointSettings(BaseModel):
-    """``eval.endpoint`` in goldset.yaml: how to talk to a RAG service over HTTP.
-
-    Field names are dotted paths into the JSON (``data.answer``). Contexts may be strings or objects; for
-    objects, ``context_text_field`` etc. name their fields. The API key comes from the secret named by
-    ``api_key_env`` (environment or .env), sent as ``Authorization: Bearer …``, and is never written anywhere.
-    """
-
-    model_config = ConfigDict(extra="forbid")
-
-    request_field: str = "question"
-    pair_id_field: str | None = Field(None, description="Also send the pair id under this field.")
-    extra_body: dict[str, Any] = Field(default_factory=dict, description="Fixed fields added to every request.")
-    headers: dict[str, str] = Field(default_factory=dict, description="Fixed headers (no secrets: use api_key_env).")
-    api_key_env: str | None = None
-    answer_field: str = "answer"
-    contexts_field: str = "contexts"
-    context_text_field: str = "text"
-    context_doc_id_field: str = "doc_id"
-    context_chunk_id_field: str = "chunk_id"
-    context_score_field: str = "score"
-    retrieval_ms_field: str | None = "retrieval_ms"
-    generation_ms_field: str | None = "generation_ms"
-    tokens_in_field: str | None = "tokens_in"
-    tokens_out_field: str | None = "tokens_out"
-    cost_field: str | None = "cost_usd"
-
-
-class RunnerSettings(BaseModel):
-    """The running part of the ``eval`` section (scoring: :class:`goldset.evaluation.settings.EvalSettings`)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    endpoint: EndpointSettings = Field(default_factory=EndpointSettings)
-    runs_dir: str | None = Field(None, description="Where run folders go (default: <workspace>/runs).")
-    concurrency: int = Field(8, ge=1, le=256)
-    timeout_s: float = Field(60.0, gt=0)
-
-
-def load_runner_settings(ws: Workspace | None, overrides: dict[str, Any] | None = None) -> RunnerSettings:
-    """The running keys of the ``eval`` section; the scoring keys belong to :class:`EvalSettings`."""
-    from goldset.config import load_section
-
-    return load_section(ws, "eval", RunnerSettings, overrides, only=RUNNER_KEYS)
-
 
 # --------------------------------------------------------------------------------------------------- datasets
 
@@ -413,7 +360,7 @@ def run_callable(
     return asyncio.run(_ask_all(pairs, ask, concurrency=concurrency, timeout_s=timeout_s, progress=progress))
 
 
-def response_to_output(data: Any, cfg: EndpointSettings) -> dict[str, Any]:
+def response_to_output(data: Any, cfg: SystemEndpointSettings) -> dict[str, Any]:
     """An endpoint's JSON response mapped onto the target output fields through ``eval.endpoint``."""
     if not isinstance(data, dict):
         raise ValueError("endpoint response is not a JSON object")
@@ -458,7 +405,7 @@ def response_to_output(data: Any, cfg: EndpointSettings) -> dict[str, Any]:
 def run_endpoint(
     url: str,
     pairs: list[QAPair],
-    cfg: EndpointSettings | None = None,
+    cfg: SystemEndpointSettings | None = None,
     *,
     ws: Workspace | None = None,
     concurrency: int = 8,
@@ -468,16 +415,16 @@ def run_endpoint(
     """POST every question to ``url``; HTTP errors, bad JSON and timeouts become failed samples."""
     import httpx
 
-    from goldset.config import get_secret
+    from goldset.config import get_env
 
-    cfg = cfg or EndpointSettings()
+    cfg = cfg or SystemEndpointSettings()
     if not url.startswith(("http://", "https://")):
         raise UsageError(f"--endpoint {url!r}: expected an http:// or https:// URL")
     headers = dict(cfg.headers)
     # Servers sometimes echo the request (headers included) in error bodies: never let the key into a record.
     secrets: list[str] = []
     if cfg.api_key_env:
-        key = get_secret(cfg.api_key_env, ws)
+        key = get_env(cfg.api_key_env, ws)
         if not key:
             raise ConfigError(
                 f"eval.endpoint.api_key_env: secret {cfg.api_key_env} is not set; put it in the environment or .env"
@@ -512,14 +459,6 @@ def run_endpoint(
             return await _ask_all(pairs, ask, concurrency=concurrency, timeout_s=timeout_s, progress=progress)
 
     return asyncio.run(main())
-
-
-def redact(text: str, secrets: list[str]) -> str:
-    """``text`` with every secret replaced by ``***``."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
-    return text
 
 
 def redact_url(url: str) -> str:

@@ -16,12 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from goldset.config import load_settings
 from goldset.errors import ConfigError, InputError, UsageError
 from goldset.filters import duplicates, groundedness, question_overlap
 from goldset.filters import repair as repair_mod
 from goldset.filters.base import CheckSettings, CheckSpec
 from goldset.filters.registry import CHECKS
-from goldset.filters.settings import FilterSettings, load_filter_settings
+from goldset.filters.settings import FilterSettings
 from goldset.hashing import hash_obj, short_hash
 from goldset.schema import CheckResult, Chunk, PairStatus, QAPair
 
@@ -178,7 +179,7 @@ def run_filters(
     from goldset.prompts import load_prompt
 
     # 1. Settings and names: errors before any work.
-    settings = load_filter_settings(ws)
+    settings = load_settings(ws).filter
     names = resolve_checks(settings, checks)
     report = FilterReport()
     g_settings = settings.for_check(groundedness.NAME)

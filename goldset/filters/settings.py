@@ -47,6 +47,8 @@ class FilterSettings(BaseModel):
             if isinstance(raw, CheckSettings):
                 parsed[name] = raw
                 continue
+            if isinstance(raw, str) and raw.lower() in ("true", "false"):  # from an environment variable
+                raw = raw.lower() == "true"
             if isinstance(raw, bool):  # `verbatim: false` as a shorthand
                 raw = {"enabled": raw}
             if raw is not None and not isinstance(raw, dict):
@@ -66,8 +68,3 @@ class FilterSettings(BaseModel):
         spec = get(name)
         return self.checks.get(name) or spec.settings_model()
 
-
-def load_filter_settings(ws: Any, overrides: dict[str, Any] | None = None) -> FilterSettings:
-    from goldset.config import load_section
-
-    return load_section(ws, "filter", FilterSettings, overrides)

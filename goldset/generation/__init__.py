@@ -1,4 +1,5 @@
-"""QA generation (``goldset.generate``): chunks in, candidate pairs with full provenance out.
+"""QA generation (:func:`goldset.generate`, defined in :mod:`goldset.generation.runner`): chunks in, candidate
+pairs with full provenance out.
 
 One LLM call per selected chunk asks for ``pairs_per_chunk`` pairs with a mix of question types drawn from the
 configured weights. The draw is seeded by (seed, chunk id), so a re-run asks exactly the same question of the
@@ -22,20 +23,3 @@ A pair's ``provenance.chunk_hashes`` lists the chunks shown in its call, the *pr
 without pairs" means chunks that were never the primary chunk of a call, so a multi-hop partner still gets its
 own call (and a resumed run selects the same chunks as an uninterrupted one).
 """
-
-from __future__ import annotations
-
-from goldset.generation.estimate import Estimate, estimate
-from goldset.generation.runner import GenerationProgress, GenerationReport, generate
-from goldset.generation.settings import GenerateSettings
-from goldset.schema.generation import GenerationFailure
-
-__all__ = [
-    "Estimate",
-    "GenerateSettings",
-    "GenerationFailure",
-    "GenerationProgress",
-    "GenerationReport",
-    "estimate",
-    "generate",
-]

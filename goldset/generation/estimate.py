@@ -6,16 +6,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from goldset.config import load_settings
 from goldset.generation.planning import CallPlan, build_plans
 from goldset.generation.reply import GeneratedPairs
 from goldset.generation.selection import read_existing, select
-from goldset.generation.settings import GenerateSettings, load_settings
+from goldset.generation.settings import GenerateSettings
 from goldset.schema import (
     Chunk,
 )
 
 if TYPE_CHECKING:
-    from goldset.llm.settings import Endpoint
+    from goldset.llm.endpoints import Endpoint
     from goldset.workspace import Workspace
 
 
@@ -63,7 +64,7 @@ def estimate(
     from goldset.llm import cost_usd, estimate_tokens, resolve_endpoint
     from goldset.llm.usage import Usage
 
-    settings = settings or load_settings(ws)
+    settings = settings or load_settings(ws).generate
     existing = read_existing(ws) if ws is not None else []
     kb, selection = select(
         ws, chunks, limit=limit, docs=docs, all_chunks=all_chunks, chunk_ids=chunk_ids, settings=settings,

@@ -13,12 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from goldset.config import load_settings
 from goldset.errors import InputError
 from goldset.generation.estimate import Estimate, estimate
 from goldset.generation.planning import CallPlan, planner_for_run
 from goldset.generation.reply import SCHEMA_NAME, GeneratedPairs
 from goldset.generation.selection import kb_snapshot_id, read_existing, select
-from goldset.generation.settings import GenerateSettings, load_settings
+from goldset.generation.settings import GenerateSettings
 from goldset.generation.sink import CandidateSink, write_failures
 from goldset.generation.validation import validate_reply
 from goldset.hashing import hash_obj
@@ -33,7 +34,7 @@ from goldset.schema.generation import GenerationFailure
 
 if TYPE_CHECKING:
     from goldset.llm import CallResult, LLMClient
-    from goldset.llm.settings import Endpoint
+    from goldset.llm.endpoints import Endpoint
     from goldset.workspace import Workspace
 
 
@@ -126,7 +127,7 @@ def generate(
     the run produced in ``report.new_pairs``, even those whose id is already in the file (for callers that merge
     pairs themselves, such as refresh).
     """
-    settings = settings or load_settings(ws, {"concurrency": concurrency})
+    settings = settings or load_settings(ws, generate={"concurrency": concurrency}).generate
     if concurrency is not None:
         settings = settings.model_copy(update={"concurrency": concurrency})
     if dry_run:

@@ -3,15 +3,10 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from goldset.config import load_section
 from goldset.schema import QuestionType
-
-if TYPE_CHECKING:
-    from goldset.workspace import Workspace
 
 DEFAULT_TYPE_WEIGHTS: dict[str, float] = {
     "factual": 0.30,
@@ -53,6 +48,3 @@ class GenerateSettings(BaseModel):
             raise ValueError("at least one question type needs a weight > 0")
         return v
 
-
-def load_settings(ws: Workspace | None, overrides: dict[str, Any] | None = None) -> GenerateSettings:
-    return load_section(ws, "generate", GenerateSettings, overrides)

@@ -169,9 +169,9 @@ def ingest(
     all could be ingested.
     """
     if settings is None:
-        from goldset.config import load_section
+        from goldset.config import load_settings
 
-        settings = load_section(ws, "kb", KBSettings)
+        settings = load_settings(ws).kb
     target = _target_dir(ws, out_dir)
     docs_dir = Path(docs_dir)
     if not docs_dir.exists():

@@ -17,19 +17,16 @@ Nothing here imports openai at module level (it is imported on first use), so im
 from __future__ import annotations
 
 from goldset.llm.client import CallResult, CallStats, LLMClient
-from goldset.llm.journal import CallJournal, JournalEntry, call_key
-from goldset.llm.ratelimit import RateLimiter, TokenBucket
-from goldset.llm.redact import redact
-from goldset.llm.settings import (
+from goldset.llm.endpoints import (
     PLACEHOLDER_KEY,
     Endpoint,
-    EndpointSettings,
-    LLMSettings,
-    ModelPrice,
     endpoint_configured,
     load_llm_settings,
     resolve_endpoint,
 )
+from goldset.llm.journal import CallJournal, JournalEntry, call_key
+from goldset.llm.ratelimit import RateLimiter, TokenBucket
+from goldset.llm.settings import EndpointSettings, LLMSettings, ModelPrice
 from goldset.llm.structured import ReplyError, extract_json, parse_reply
 from goldset.llm.usage import Usage, cost_usd, estimate_tokens
 
@@ -55,6 +52,5 @@ __all__ = [
     "extract_json",
     "load_llm_settings",
     "parse_reply",
-    "redact",
     "resolve_endpoint",
 ]

@@ -15,7 +15,7 @@ Outcomes of :meth:`LLMClient.complete_json`:
 * :class:`goldset.errors.EndpointError` for 401/403 (authentication, permission), 404 (unknown model) and a 429
   ``insufficient_quota``: these would fail every call, so the run stops at once instead of burning retries.
 
-Error text from the server is redacted (:func:`goldset.llm.redact`) before it is shown, logged or stored.
+Error text from the server is redacted (:func:`goldset.redaction.redact`) before it is shown, logged or stored.
 """
 
 from __future__ import annotations
@@ -36,7 +36,6 @@ from goldset.errors import EndpointError
 from goldset.hashing import canonical_json
 from goldset.llm.journal import CallJournal, call_key, call_key_from_json, canonical_json_with
 from goldset.llm.ratelimit import RateLimiter, ratelimit_pause_seconds, retry_after_seconds
-from goldset.llm.redact import redact
 from goldset.llm.structured import (
     ReplyError,
     parse_reply,
@@ -46,10 +45,11 @@ from goldset.llm.structured import (
     with_instruction,
 )
 from goldset.llm.usage import Usage, cost_usd, estimate_tokens
+from goldset.redaction import redact
 from goldset.text import estimate_llm_tokens
 
 if TYPE_CHECKING:
-    from goldset.llm.settings import Endpoint
+    from goldset.llm.endpoints import Endpoint
 
 T = TypeVar("T", bound=BaseModel)
 

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from goldset.text import estimate_llm_tokens
 
 if TYPE_CHECKING:
-    from goldset.llm.settings import Endpoint
+    from goldset.llm.endpoints import Endpoint
 
 #: Chat formats wrap each message in a few tokens of markup (role, separators).
 TOKENS_PER_MESSAGE = 4
