@@ -1,8 +1,10 @@
 """The one family of errors goldset raises on purpose.
 
 Every message names the file, field or setting at fault and says what to do about it; the CLI prints the
-message on one line and exits with the error's ``exit_code``. Nothing here may contain a secret: messages that
-carry text from a server go through :func:`goldset.redaction.redact` first.
+message on one line and exits with the error's ``exit_code``: 1 when a gate failed (:class:`GateFailed`: the
+numbers are real, they are just too low), 2 for bad input, configuration or usage (fix something and run again),
+3 when the work itself failed (:class:`RunFailed`: every LLM call of a run failed). Nothing here may contain a
+secret: messages that carry text from a server go through :func:`goldset.redaction.redact` first.
 """
 
 from __future__ import annotations
@@ -11,19 +13,15 @@ from __future__ import annotations
 class GoldsetError(Exception):
     """Base class: a problem the user can fix. ``str(err)`` is the one-line message shown to them."""
 
-    exit_code: int = 1
+    exit_code: int = 2
 
 
 class UsageError(GoldsetError):
-    """A command-line option or argument that cannot work as given."""
-
-    exit_code = 2
+    """Arguments that cannot work together as given (the CLI names its options; the library its parameters)."""
 
 
 class ConfigError(GoldsetError):
     """A setting in goldset.yaml, the environment or an option is unknown or invalid."""
-
-    exit_code = 2
 
 
 class WorkspaceError(GoldsetError):
@@ -49,5 +47,13 @@ class EndpointError(GoldsetError):
     """No LLM endpoint is configured, or the endpoint refused us (authentication, unknown model)."""
 
 
+class RunFailed(GoldsetError):
+    """The work could not be done although the input was fine: every call of a run failed."""
+
+    exit_code = 3
+
+
 class GateFailed(GoldsetError):
     """An evaluation fell below its thresholds; the CLI prints the failing table and exits 1."""
+
+    exit_code = 1

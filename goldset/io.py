@@ -69,26 +69,30 @@ def write_jsonl(path: Path, records: Iterable[BaseModel], key: str = "id") -> in
 
 def iter_jsonl_numbered(path: Path, model: type[M]) -> Iterator[tuple[int, M]]:
     """Yield (1-based line number, validated record); raise :class:`RecordError` naming file and line on the first
-    bad one. Blank lines are skipped."""
+    bad one: not UTF-8, not JSON, not the model, or an ``id`` already seen on an earlier line (two records with one
+    id would silently become one when the file is rewritten). Blank lines and a UTF-8 byte-order mark are skipped.
+
+    Lines are decoded one by one (not the whole file as text) so a bad byte is reported on its own line.
+    """
     from pydantic import ValidationError
 
     path = Path(path)
     try:
-        fh = path.open("r", encoding="utf-8")
+        fh = path.open("rb")
     except FileNotFoundError:
         raise InputError(f"{path}: file not found") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a folder, not a JSON Lines file") from None
+    seen: dict[str, int] = {}
     with fh:
-        lineno = 0
-        while True:
+        for lineno, raw in enumerate(fh, start=1):
+            if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
             try:
-                line = fh.readline()
-            except UnicodeDecodeError:
-                # text files decode ahead in blocks: the bad byte is on this line or a little after it
-                detail = "not UTF-8 text (at or after this line); re-save it as UTF-8"
-                raise RecordError(str(path), lineno + 1, detail) from None
-            if not line:
-                return
-            lineno += 1
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                detail = f"not UTF-8 text (byte {exc.start + 1} of the line); re-save the file as UTF-8"
+                raise RecordError(str(path), lineno, detail) from None
             if not line.strip():
                 continue
             try:
@@ -96,9 +100,17 @@ def iter_jsonl_numbered(path: Path, model: type[M]) -> Iterator[tuple[int, M]]:
             except json.JSONDecodeError as exc:
                 raise RecordError(str(path), lineno, f"not valid JSON ({exc.msg}); fix or remove the line") from None
             try:
-                yield lineno, model.model_validate(data)
+                record = model.model_validate(data)
             except ValidationError as exc:
                 raise RecordError(str(path), lineno, _one_line(exc, model.__name__)) from None
+            rid = getattr(record, "id", None)
+            if isinstance(rid, str):
+                first = seen.setdefault(rid, lineno)
+                if first != lineno:
+                    raise RecordError(
+                        str(path), lineno, f"duplicate id {rid!r} (also on line {first}); give each record its own id"
+                    )
+            yield lineno, record
 
 
 def iter_jsonl(path: Path, model: type[M]) -> Iterator[M]:

@@ -57,7 +57,7 @@ def test_eval_gate_exit_codes(ws: Path) -> None:
 def test_eval_bad_run_file_is_one_error_line(ws: Path) -> None:
     (ws / "broken.jsonl").write_text('{"pair_id": "qa-port", "answer": "x"}\n{oops\n', encoding="utf-8")
     result = runner.invoke(app, ["eval", "--run", "broken.jsonl"])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert lines == [lines[0]] and lines[0].startswith("error: broken.jsonl:2: not valid JSON")
     assert run_ids(ws) == []
@@ -69,7 +69,7 @@ def test_eval_usage_errors(ws: Path) -> None:
     other = runner.invoke(app, ["eval", "--baseline", "dense"])
     assert other.exit_code == 2 and "the built-in baseline is bm25" in other.output
     version = runner.invoke(app, ["eval", "--dataset", "v9", "--run", "good.jsonl"])
-    assert version.exit_code == 1 and "goldset release" in version.output
+    assert version.exit_code == 2 and "goldset release" in version.output
     small = runner.invoke(app, ["eval", "--run", "good.jsonl", "--sample", "2"])
     assert small.exit_code == 2 and "every type is represented" in small.output
 
@@ -107,9 +107,9 @@ def test_compare_refuses_runs_of_different_datasets(ws: Path) -> None:
     other = runner.invoke(app, ["eval", "--dataset", "data2", "--run", "good.jsonl", "--out", "runs/b"])
     assert other.exit_code == 0, other.output
     result = runner.invoke(app, ["compare", "runs/a", "runs/b"])
-    assert result.exit_code == 1 and "scored against different datasets" in result.output
+    assert result.exit_code == 2 and "scored against different datasets" in result.output
     missing = runner.invoke(app, ["report", "runs/nope"])
-    assert missing.exit_code == 1 and "no such run" in missing.output
+    assert missing.exit_code == 2 and "no such run" in missing.output
 
 
 def test_runs_dir_from_config_and_existing_out_is_kept(ws: Path) -> None:
@@ -119,5 +119,5 @@ def test_runs_dir_from_config_and_existing_out_is_kept(ws: Path) -> None:
     assert len(written) == 1 and (written[0] / "summary.json").is_file()
     before = (written[0] / "summary.json").read_bytes()
     again = runner.invoke(app, ["eval", "--run", "poor.jsonl", "--out", str(written[0])])
-    assert again.exit_code == 1 and "already exists" in again.output
+    assert again.exit_code == 2 and "already exists" in again.output
     assert (written[0] / "summary.json").read_bytes() == before  # nothing overwritten

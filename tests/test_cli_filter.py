@@ -74,9 +74,21 @@ def test_bad_input_one_line_errors(tmp_path: Path, no_llm_env: None) -> None:
     ws.pairs_path.write_text(ws.pairs_path.read_text() + "{oops\n")
     before = ws.pairs_path.read_bytes()
     broken = runner.invoke(app, ["filter", "-w", str(ws.root)])
-    assert broken.exit_code == 1 and f"{ws.pairs_path}:5" in broken.output
+    assert broken.exit_code == 2 and f"{ws.pairs_path}:5" in broken.output
     assert ws.pairs_path.read_bytes() == before
 
     ws.pairs_path.write_text(ws.pairs_path.read_text().replace("{oops\n", ""))
     missing = runner.invoke(app, ["filter", "--against", str(tmp_path / "nowhere"), "-w", str(ws.root)])
-    assert missing.exit_code != 0 and "--against" in missing.output
+    assert missing.exit_code == 2 and "--against" in missing.output
+
+
+def test_two_pairs_with_one_id_are_refused_and_neither_is_lost(tmp_path: Path, no_llm_env: None) -> None:
+    ws = make_workspace(tmp_path / "ws", _pairs())
+    lines = ws.pairs_path.read_text(encoding="utf-8").splitlines(keepends=True)
+    second = QAPair.model_validate_json(lines[1])
+    lines[1] = second.model_copy(update={"id": QAPair.model_validate_json(lines[0]).id}).model_dump_json() + "\n"
+    ws.pairs_path.write_text("".join(lines), encoding="utf-8")
+    before = ws.pairs_path.read_bytes()
+    result = runner.invoke(app, ["filter", "--no-llm", "-w", str(ws.root)])
+    assert result.exit_code == 2 and f"{ws.pairs_path}:2: duplicate id" in result.output
+    assert ws.pairs_path.read_bytes() == before, "a file that could not be read whole is never rewritten"

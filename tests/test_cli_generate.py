@@ -82,7 +82,7 @@ def test_dry_run_prints_the_calls_a_run_makes(ws: Workspace, fake: FakeOpenAI) -
 @pytest.mark.usefixtures("no_llm_env")
 def test_no_endpoint_is_one_line_saying_how_to_set_one(ws: Workspace) -> None:
     result = runner.invoke(app, ["generate", "-w", str(ws.root)])
-    assert result.exit_code != 0
+    assert result.exit_code == 2
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: ")
     assert "OPENAI_API_KEY" in lines[0] and "OPENAI_BASE_URL" in lines[0]
@@ -201,4 +201,4 @@ def test_a_selection_that_matches_nothing_says_so(ws: Workspace, fake: FakeOpenA
 def test_generate_before_ingest_says_to_ingest(tmp_path: Path, fake: FakeOpenAI) -> None:
     init_workspace(tmp_path / "empty", dvc=False)
     result = runner.invoke(app, ["generate", "-w", str(tmp_path / "empty")])
-    assert result.exit_code == 1 and "goldset ingest" in result.output and fake.calls == 0
+    assert result.exit_code == 2 and "goldset ingest" in result.output and fake.calls == 0

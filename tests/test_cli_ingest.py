@@ -81,16 +81,16 @@ def test_nothing_to_ingest_exits_non_zero_and_keeps_the_snapshot(tmp_path: Path)
     bad.mkdir()
     (bad / "only.md").write_bytes(b"")
     result = runner.invoke(app, ["ingest", str(bad), "-w", str(ws)])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "warning:" in result.stderr and "only.md: empty file" in result.stderr
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "could be ingested" in errors[0]
     assert (Workspace(ws).kb_dir / "snapshot.json").read_bytes() == before
     missing = runner.invoke(app, ["ingest", str(tmp_path / "nope"), "-w", str(ws)])
-    assert missing.exit_code == 1 and "folder not found" in missing.stderr
+    assert missing.exit_code == 2 and "folder not found" in missing.stderr
     (tmp_path / "no-docs").mkdir()
     none = runner.invoke(app, ["ingest", str(tmp_path / "no-docs"), "-w", str(ws)])
-    assert none.exit_code == 1 and "no supported documents" in none.stderr
+    assert none.exit_code == 2 and "no supported documents" in none.stderr
 
 
 def test_bad_options_and_no_workspace_are_one_line_errors(tmp_path: Path) -> None:
@@ -103,7 +103,7 @@ def test_bad_options_and_no_workspace_are_one_line_errors(tmp_path: Path) -> Non
     outside = tmp_path / "outside"
     outside.mkdir()
     no_ws = runner.invoke(app, ["ingest", str(FIXTURES / "en"), "-w", str(outside)])
-    assert no_ws.exit_code == 1 and "goldset init" in no_ws.stderr
+    assert no_ws.exit_code == 2 and "goldset init" in no_ws.stderr
     assert not (outside / ".goldset").exists()
 
 

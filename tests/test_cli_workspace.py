@@ -22,7 +22,7 @@ def test_init_twice_says_nothing_changed(tmp_path: Path) -> None:
 
 def test_status_outside_a_workspace_is_a_one_line_error(tmp_path: Path) -> None:
     result = runner.invoke(app, ["status", "--workspace", str(tmp_path)])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error:") and "goldset init" in lines[0]
 

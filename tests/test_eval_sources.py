@@ -241,7 +241,7 @@ def test_concurrency_is_bounded() -> None:
         return "an answer"
 
     seen: list[int] = []
-    samples = run_callable(slow, evaluated_pairs(), concurrency=3, timeout_s=5, progress=lambda d, t: seen.append(d))
+    samples = run_callable(slow, evaluated_pairs(), concurrency=3, timeout_s=5, progress=lambda p: seen.append(p.done))
     assert len(samples) == len(evaluated_pairs())
     assert 1 < state["max"] <= 3
     assert seen == list(range(1, len(evaluated_pairs()) + 1))

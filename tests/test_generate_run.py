@@ -221,7 +221,8 @@ def test_no_endpoint_says_how_to_configure_one(ws: Workspace) -> None:
 
 def test_progress_reports_every_call(ws: Workspace, fake: FakeOpenAI) -> None:
     seen: list[tuple[int, int, int]] = []
-    generate(ws, chunks=CHUNKS, concurrency=2, progress=lambda s: seen.append((s.chunks_done, s.calls, s.pairs)))
+    generate(ws, chunks=CHUNKS, concurrency=2,
+             progress=lambda p: seen.append((p.done, int(p.counters["calls"]), int(p.counters["pairs"]))))  # fmt: skip
     assert seen[0] == (0, 0, 0) and seen[-1][:2] == (4, 4) and seen[-1][2] == 12
     assert [s[0] for s in seen] == list(range(5))
 

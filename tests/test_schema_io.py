@@ -136,9 +136,27 @@ def test_atomic_write_gives_normal_permissions_and_keeps_existing_ones(tmp_path:
     assert new.stat().st_mode & 0o777 == 0o640
 
 
-def test_a_file_that_is_not_utf8_is_a_record_error_not_a_crash(tmp_path: Path) -> None:
+def test_a_file_that_is_not_utf8_is_a_record_error_on_its_own_line(tmp_path: Path) -> None:
+    path = tmp_path / "chunks.jsonl"
+    write_jsonl(path, [make_chunk("c-1", "one"), make_chunk("c-2", "two"), make_chunk("c-3", "three")])
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[2] = lines[2].replace(b"three", "路径".encode("gb18030"))
+    path.write_bytes(b"".join(lines))
+    with pytest.raises(RecordError, match=r"chunks.jsonl:3: not UTF-8 text.*re-save the file as UTF-8"):
+        read_jsonl(path, Chunk)
+
+
+def test_a_byte_order_mark_is_accepted(tmp_path: Path) -> None:
     path = tmp_path / "chunks.jsonl"
     write_jsonl(path, [make_chunk("c-1", "one")])
-    path.write_bytes(path.read_bytes() + "路径".encode("gb18030") + b"\n")
-    with pytest.raises(RecordError, match=r"not UTF-8 text.*re-save it as UTF-8"):
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    assert [c.id for c in read_jsonl(path, Chunk)] == ["c-1"]
+
+
+def test_a_duplicate_id_is_refused_with_both_lines(tmp_path: Path) -> None:
+    path = tmp_path / "chunks.jsonl"
+    write_jsonl(path, [make_chunk("c-1", "one"), make_chunk("c-2", "two")])
+    first = path.read_text(encoding="utf-8").splitlines()[0]
+    path.write_text(path.read_text(encoding="utf-8") + first.replace('"one"', '"uno"') + "\n", encoding="utf-8")
+    with pytest.raises(RecordError, match=r"chunks.jsonl:3: duplicate id 'c-1' \(also on line 1\)"):
         read_jsonl(path, Chunk)

@@ -6,13 +6,14 @@ import os
 import sys
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, TextIO
+from typing import TYPE_CHECKING, Annotated, Any, TextIO
 
 import typer
 
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from goldset.progress import Progress
     from goldset.workspace import Workspace
 
 WorkspaceOption = Annotated[
@@ -52,3 +53,51 @@ def workspace(path: Path | None) -> Workspace:
     from goldset.workspace import require_workspace
 
     return require_workspace(path)
+
+
+class ProgressDisplay:
+    """A transient rich progress display on stderr, one bar per stage, fed by :class:`goldset.progress.Progress`
+    updates (``with ProgressDisplay() as show: goldset.generate(..., progress=show)``). Nothing is drawn until the
+    first update, so a job that finishes at once leaves no trace."""
+
+    def __init__(self, *, disable: bool = False) -> None:
+        self.disable = disable
+        self._progress: Any = None
+        self._tasks: dict[str, Any] = {}
+
+    def __enter__(self) -> ProgressDisplay:
+        return self
+
+    def __call__(self, update: Progress) -> None:
+        if self.disable:
+            return
+        if self._progress is None:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+            self._progress = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[info]}"),
+                TimeElapsedColumn(),
+                console=err_console(),
+                transient=True,
+            )
+            self._progress.__enter__()
+        if update.stage not in self._tasks:
+            self._tasks[update.stage] = self._progress.add_task(update.stage, total=update.total, info="")
+        info = "  ".join(f"{k} {_fmt(v)}" for k, v in update.counters.items())
+        self._progress.update(self._tasks[update.stage], completed=update.done, total=update.total, info=info)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._progress is not None:
+            self._progress.__exit__(None, None, None)
+            self._progress = None
+
+
+def _fmt(value: int | float | str) -> str:
+    if isinstance(value, bool | str):
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    return f"{value:.4g}"

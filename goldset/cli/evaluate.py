@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from goldset.cli._common import WorkspaceOption, console, err_console
+from goldset.cli._common import ProgressDisplay, WorkspaceOption, console, err_console
 
 if TYPE_CHECKING:
     from goldset.evaluation.gate import GateResult
@@ -88,22 +88,7 @@ def eval_(
             raise UsageError("--dataset is required outside a workspace (give a dataset folder)")
         dataset = str(ws.data_dir)
 
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(
-        TextColumn("asking"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err_console(),
-        transient=True,
-        disable=run is not None,
-    ) as bar:
-        task = bar.add_task("questions", total=None)
-
-        def progress(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
+    with ProgressDisplay(disable=run is not None) as show:
         result = evaluate(
             dataset,
             run_file=run,
@@ -117,7 +102,7 @@ def eval_(
             concurrency=concurrency,
             timeout_s=timeout,
             kb=kb,
-            progress=progress,
+            progress=show,
         )
     for note in result.notes:
         err_console().print(f"note: {note}")

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from goldset.cli._common import WorkspaceOption, console, err_console
+from goldset.cli._common import ProgressDisplay, WorkspaceOption, console
 
 if TYPE_CHECKING:
     from goldset.filters.pipeline import FilterReport
@@ -36,36 +36,10 @@ def filter_(
     from goldset.filters import run_filters
 
     ws = find_ws(workspace)
-    with _ProgressBar() as bar:
+    with ProgressDisplay() as show:
         report = run_filters(ws, checks=check or None, against=against, repair=repair, use_llm=not no_llm,
-                             progress=bar.update)  # fmt: skip
+                             progress=show)  # fmt: skip
     _print_report(report)
-
-
-class _ProgressBar:
-    """A transient rich progress bar on stderr, one task per stage (checks, judge), shown on the first update."""
-
-    def __enter__(self) -> _ProgressBar:
-        self.progress: Any = None
-        self.tasks: dict[str, Any] = {}
-        return self
-
-    def update(self, stage: str, done: int, total: int) -> None:
-        if self.progress is None:
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            self.progress = Progress(
-                TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                console=err_console(), transient=True,
-            )  # fmt: skip
-            self.progress.__enter__()
-        if stage not in self.tasks:
-            self.tasks[stage] = self.progress.add_task(stage, total=total)
-        self.progress.update(self.tasks[stage], completed=done, total=total)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.progress is not None:
-            self.progress.__exit__(None, None, None)
 
 
 def _print_report(report: FilterReport) -> None:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from goldset.cli._common import WorkspaceOption, console, err_console
+from goldset.cli._common import ProgressDisplay, WorkspaceOption, console
 
 if TYPE_CHECKING:
     from goldset.generation.estimate import Estimate
@@ -53,8 +53,8 @@ def generate(
         if report.estimate is not None:
             _print_estimate(report.estimate)
         return
-    with _ProgressBar() as bar:
-        report = run_generate(ws, no_cache=no_cache, progress=bar.update, **common)
+    with ProgressDisplay() as show:
+        report = run_generate(ws, no_cache=no_cache, progress=show, **common)
     _print_summary(report)
 
 
@@ -110,38 +110,3 @@ def _print_summary(report: GenerationReport) -> None:
         out.print(f"failures: {reasons}; details in {report.failures_path}")
     if report.pairs_path is not None:
         out.print(f"Candidates in {report.pairs_path}. Next: goldset filter")
-
-
-class _ProgressBar:
-    """A rich progress bar on stderr: chunks done, with pairs, calls, tokens, cost and errors beside it."""
-
-    def __enter__(self) -> _ProgressBar:
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        self.progress = Progress(
-            TextColumn("generate"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[info]}"),
-            TimeElapsedColumn(),
-            console=err_console(),
-            transient=True,
-        )
-        self.progress.__enter__()
-        self.task = self.progress.add_task("generate", total=None, info="")
-        return self
-
-    def update(self, state: object) -> None:
-        from goldset.generation.runner import GenerationProgress
-
-        if not isinstance(state, GenerationProgress):
-            return
-        info = (
-            f"pairs {state.pairs}  calls {state.calls}  cached {state.cache_hits}  "
-            f"tokens {state.tokens:,}  {'$?' if state.unpriced_calls else f'${state.cost_usd:.4f}'}  "
-            f"errors {state.errors}"
-        )
-        self.progress.update(self.task, total=state.chunks_total, completed=state.chunks_done, info=info)
-
-    def __exit__(self, *exc: object) -> None:
-        self.progress.__exit__(None, None, None)

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from goldset.dataset import Dataset
     from goldset.evaluation.gate import GateResult, Thresholds
     from goldset.evaluation.settings import EvalSettings
+    from goldset.progress import ProgressCallback
     from goldset.schema import RunMeta, RunSample, RunSummary, SampleScores
     from goldset.workspace import Workspace
 
@@ -70,7 +71,7 @@ def evaluate(
     concurrency: int | None = None,
     timeout_s: float | None = None,
     kb: str | Path | None = None,
-    progress: Callable[[int, int], None] | None = None,
+    progress: ProgressCallback | None = None,
 ) -> EvalResult:
     """Evaluate one run of a RAG system against ``dataset`` and write ``runs/<run-id>/``.
 

@@ -24,13 +24,11 @@ from goldset.dataset import Dataset, read_dataset
 from goldset.errors import ConfigError, InputError, RecordError, UsageError
 from goldset.evaluation.settings import SystemEndpointSettings
 from goldset.hashing import canonical_json, sha256_hex
+from goldset.progress import Progress, ProgressCallback
 from goldset.redaction import redact
 from goldset.schema import PairStatus, QAPair, RunSample
 from goldset.schema.manifest import CHUNKS_FILE, PAIRS_FILE
 from goldset.workspace import Workspace
-
-Progress = Callable[[int, int], None]
-"""Called as ``progress(done, total)`` after each question (the CLI draws a bar with it)."""
 
 # --------------------------------------------------------------------------------------------------- datasets
 
@@ -306,7 +304,7 @@ async def _ask_all(
     *,
     concurrency: int,
     timeout_s: float,
-    progress: Progress | None,
+    progress: ProgressCallback | None,
 ) -> dict[str, RunSample]:
     sem = asyncio.Semaphore(concurrency)
     out: dict[str, RunSample] = {}
@@ -331,7 +329,7 @@ async def _ask_all(
             out[pair.id] = sample
             done += 1
             if progress is not None:
-                progress(done, len(pairs))
+                progress(Progress("questions", done, len(pairs)))
 
     await asyncio.gather(*(one(p) for p in pairs))
     return out
@@ -343,7 +341,7 @@ def run_callable(
     *,
     concurrency: int = 8,
     timeout_s: float = 60.0,
-    progress: Progress | None = None,
+    progress: ProgressCallback | None = None,
 ) -> dict[str, RunSample]:
     """Ask ``fn(question)`` (sync or async) every question; failures and timeouts become failed samples."""
     # Objects with an async __call__ go the sync way and return a coroutine, which is awaited below.
@@ -410,7 +408,7 @@ def run_endpoint(
     ws: Workspace | None = None,
     concurrency: int = 8,
     timeout_s: float = 60.0,
-    progress: Progress | None = None,
+    progress: ProgressCallback | None = None,
 ) -> dict[str, RunSample]:
     """POST every question to ``url``; HTTP errors, bad JSON and timeouts become failed samples."""
     import httpx

@@ -24,6 +24,7 @@ from goldset.filters.base import CheckSettings, CheckSpec
 from goldset.filters.registry import CHECKS
 from goldset.filters.settings import FilterSettings
 from goldset.hashing import hash_obj, short_hash
+from goldset.progress import Progress, ProgressCallback
 from goldset.schema import CheckResult, Chunk, PairStatus, QAPair
 
 if TYPE_CHECKING:
@@ -33,8 +34,6 @@ if TYPE_CHECKING:
 
 #: Statuses whose pass/reject the filters decide; review owns the others.
 JUDGED = frozenset({PairStatus.candidate, PairStatus.passed, PairStatus.rejected})
-#: (stage, done, total): called as work progresses, for a progress bar.
-Progress = Callable[[str, int, int], None]
 
 
 @dataclass
@@ -167,7 +166,7 @@ def run_filters(
     against: Path | None = None,
     repair: bool = False,
     use_llm: bool = True,
-    progress: Progress | None = None,
+    progress: ProgressCallback | None = None,
 ) -> FilterReport:
     """Run the filter pipeline over the workspace's candidates file and write the verdicts back.
 
@@ -320,7 +319,7 @@ def _run_pair_checks(
     settings: FilterSettings,
     chunks: dict[str, Chunk],
     report: FilterReport,
-    progress: Progress | None,
+    progress: ProgressCallback | None,
 ) -> None:
     """Run every pair-kind check on every live pair, reusing unchanged verdicts. Updates ``live`` in place."""
     specs = [CHECKS[n] for n in names if CHECKS[n].kind == "pair"]
@@ -361,7 +360,7 @@ def _run_pair_checks(
         new_checks.setdefault(idx, {})[spec.name] = res
         report.computed += 1
         if progress is not None and (done % 500 == 0 or done == total):
-            progress("checks", done, total)
+            progress(Progress("checks", done, total))
     for idx, results in new_checks.items():  # one copy per pair, not one per check
         live[idx] = live[idx].model_copy(update={"checks": {**live[idx].checks, **results}})
 
@@ -455,7 +454,7 @@ async def _run_llm(
     chunks: dict[str, Chunk],
     report: FilterReport,
     do_repair: bool,
-    progress: Progress | None,
+    progress: ProgressCallback | None,
 ) -> list[QAPair]:
     from goldset.llm import CallJournal, LLMClient
 
@@ -482,7 +481,7 @@ async def _run_llm(
                     nonlocal done
                     done += 1
                     if progress is not None:
-                        progress("judge", done, len(targets))
+                        progress(Progress("judge", done, len(targets)))
 
                 outcomes = await groundedness.judge_many(
                     targets, chunks, g_st, client, plan.judge_prompt,  # type: ignore[arg-type]

@@ -24,6 +24,7 @@ from goldset.generation.sink import CandidateSink, write_failures
 from goldset.generation.validation import validate_reply
 from goldset.hashing import hash_obj
 from goldset.io import read_jsonl
+from goldset.progress import Progress, ProgressCallback
 from goldset.schema import (
     Chunk,
     PairStatus,
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class GenerationProgress:
-    """A snapshot of a running generation, passed to the ``progress`` callback after every call."""
+    """Counters of a running generation; :meth:`as_progress` is what the ``progress`` callback gets after each call."""
 
     chunks_total: int = 0
     chunks_done: int = 0
@@ -61,6 +62,12 @@ class GenerationProgress:
     @property
     def tokens(self) -> int:
         return self.prompt_tokens + self.completion_tokens
+
+    def as_progress(self) -> Progress:
+        cost = "$?" if self.unpriced_calls else f"${self.cost_usd:.4f}"
+        counters = {"pairs": self.pairs, "calls": self.calls, "cached": self.cache_hits, "tokens": self.tokens,
+                    "cost": cost, "errors": self.errors}  # fmt: skip
+        return Progress("generate", self.chunks_done, self.chunks_total, counters)
 
 
 @dataclass
@@ -98,7 +105,6 @@ class GenerationReport:
         return dict(counts.most_common())
 
 
-ProgressCallback = Callable[[GenerationProgress], None]
 
 
 
@@ -175,7 +181,7 @@ def generate(
     endpoint_name = endpoint.name
     started = time.monotonic()
     if progress is not None:
-        progress(state)
+        progress(state.as_progress())
 
     def on_result(plan: CallPlan, res: CallResult) -> None:
         state.chunks_done += 1
@@ -221,7 +227,7 @@ def generate(
             state.pairs += sum(1 for p in new if p.status is not PairStatus.rejected)
             state.rejected += sum(1 for p in new if p.status is PairStatus.rejected)
         if progress is not None:
-            progress(state)
+            progress(state.as_progress())
 
     async def run() -> None:
         with CallJournal(ws.cache_path) as journal:
