@@ -15,6 +15,7 @@ setup: $(BIN)/goldset
 
 lint: setup
 	$(BIN)/ruff check goldset tests benchmarks
+	$(BIN)/mypy
 
 test: setup lint
 	$(BIN)/python -m pytest -q

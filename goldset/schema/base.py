@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 SCHEMA_VERSION = 1
 
@@ -15,8 +15,9 @@ def utcnow() -> datetime:
 
 
 class Record(BaseModel):
-    """Strict about unknown fields (a typo in a hand-edited file is an error, not silently lost data)."""
+    """The base of every record goldset stores. Strict about unknown fields (a typo in a hand-edited file is an
+    error, not silently lost data), and versioned so a later goldset can migrate or refuse an older file knowingly."""
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
-    schema_version: int = SCHEMA_VERSION
+    schema_version: int = Field(SCHEMA_VERSION, description="Version of the record's format.")
