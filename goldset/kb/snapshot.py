@@ -19,7 +19,9 @@ from goldset.errors import InputError
 from goldset.hashing import sha256_hex, short_hash
 from goldset.io import read_json, read_jsonl, write_json, write_jsonl
 from goldset.kb.chunker import chunk_parsed
-from goldset.kb.readers import FORMATS, SkipFile, discover, parse_text, read_source
+from goldset.kb.decoding import SkipFile, read_source
+from goldset.kb.discovery import discover
+from goldset.kb.readers import FORMATS, parse_text
 from goldset.kb.settings import KBSettings
 from goldset.schema import Chunk, DocumentEntry, KBSnapshot
 
