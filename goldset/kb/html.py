@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
-from goldset.kb.blocks import Block, ParsedDocument, line_spans, strip_html
+from goldset.kb.blocks import Block, ParsedDocument, drop_code_elements, line_spans, prose_text, strip_html
 
 _HTML_SKIP = frozenset({"script", "style", "noscript", "template", "svg", "head"})
 _HTML_BREAKS = frozenset(
@@ -27,6 +27,11 @@ def _clean_html(text: str) -> str:
     out = strip_html(text)
     lines = [_HTML_WS_RE.sub(" ", line).strip() for line in out.split("\n")]
     return " ".join(line for line in lines if line)
+
+
+def _prose(text: str) -> str:
+    """Prose of HTML source (see :mod:`goldset.kb.blocks`): inline ``<code>`` and the like left out."""
+    return prose_text(_clean_html(drop_code_elements(text)))
 
 
 class _HTMLBlocks(HTMLParser):
@@ -56,7 +61,7 @@ class _HTMLBlocks(HTMLParser):
             raw = self.source[self._text_start : end]
             text = _clean_html(raw)
             if text:
-                self.blocks.append(Block("text", self._text_start, end, text, cleaner=_clean_html))
+                self.blocks.append(Block("text", self._text_start, end, text, cleaner=_clean_html, prose=_prose))
             self._text_start = -1
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
@@ -126,7 +131,7 @@ class _HTMLBlocks(HTMLParser):
                 else:
                     text = "\n".join("| " + " | ".join(r) + " |" for r in rows if any(r))
                     if text:
-                        self.blocks.append(Block("table", start, end, text))
+                        self.blocks.append(Block("table", start, end, text, prose=_prose))
                     self._table = None
             return
         if self._pre is not None:
@@ -141,8 +146,9 @@ class _HTMLBlocks(HTMLParser):
             start, level, anchor, parts = self._heading
             title = " ".join("".join(parts).replace("¶", " ").split())  # ¶ = Sphinx permalink
             if title:
+                text = f"{'#' * level} {title}"
                 self.blocks.append(
-                    Block("heading", start, end, f"{'#' * level} {title}", level=level, title=title, anchor=anchor)
+                    Block("heading", start, end, text, level=level, title=title, anchor=anchor, prose=_prose)
                 )
             self._heading = None
         elif tag in _HTML_BREAKS:

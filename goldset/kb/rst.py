@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from goldset.kb.blocks import Block, ParsedDocument, line_spans
+from goldset.kb.blocks import Block, ParsedDocument, line_spans, prose_text
 
 _RST_ADORN_RE = re.compile(r"^([=\-`:'\"~^_*+#<>.])\1{2,}\s*$")
 _RST_LABEL_RE = re.compile(r"^\.\.\s+_([^:]+):\s*$")
@@ -21,6 +21,13 @@ _RST_DROP_DIRECTIVES = frozenset(
 _RST_SIMPLE_TABLE_RE = re.compile(r"^=+(?:\s+=+)+\s*$")
 _RST_ROLE_RE = re.compile(r":[\w:+-]+:`([^`<]*?)\s*(?:<[^`>]*>)?`")
 _RST_LINK_RE = re.compile(r"`([^`<]+?)\s*<[^`>]*>`__?")
+_RST_ANY_ROLE_RE = re.compile(r":([\w:+-]+):`[^`]*`")
+_RST_REFERENCE_RE = re.compile(r"`([^`<]+)`__?")
+#: Roles whose text is prose (a title, a term, a label); every other role (func, class, code, file, …) is code.
+_RST_PROSE_ROLES = frozenset(
+    {"ref", "doc", "numref", "term", "abbr", "dfn", "emphasis", "strong", "title-reference", "title", "t", "sub",
+     "sup", "subscript", "superscript", "menuselection", "guilabel", "pep", "rfc"}
+)  # fmt: skip
 
 
 def _clean_rst(text: str) -> str:
@@ -28,6 +35,16 @@ def _clean_rst(text: str) -> str:
     text = _RST_LINK_RE.sub(r"\1", text)
     lines = [line.strip() for line in text.split("\n")]
     return "\n".join(line for line in lines if line)
+
+
+def _prose(text: str) -> str:
+    """Prose of reST source (see :mod:`goldset.kb.blocks`): code roles (``:func:`f```) and inline literals
+    left out, the text of other roles and of references kept."""
+    if ":`" in text:
+        text = _RST_ANY_ROLE_RE.sub(
+            lambda m: m.group(0) if m.group(1).rsplit(":", 1)[-1].lower() in _RST_PROSE_ROLES else " ", text
+        )
+    return prose_text(_RST_REFERENCE_RE.sub(r"\1", _clean_rst(text)))
 
 
 def _indent(line: str) -> int:
@@ -55,7 +72,7 @@ def parse_rst(text: str) -> ParsedDocument:
             literal_next = raw.rstrip().endswith("::")
             cleaned = _clean_rst(re.sub(r"::\s*$", ":", raw.rstrip()).rstrip(":") + (":" if literal_next else ""))
             if cleaned:
-                blocks.append(Block("text", start, end, cleaned, cleaner=_clean_rst))
+                blocks.append(Block("text", start, end, cleaned, cleaner=_clean_rst, prose=_prose))
             para.clear()
 
     def indented_until(j: int, base: int) -> int:
