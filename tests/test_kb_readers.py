@@ -8,7 +8,10 @@ from pathlib import Path
 import pytest
 
 from goldset.kb import KBSettings, chunk_document, ingest
-from goldset.kb.readers import SkipFile, decode, discover, parse_html, parse_rst
+from goldset.kb.decoding import SkipFile, decode
+from goldset.kb.discovery import discover
+from goldset.kb.html import parse_html
+from goldset.kb.rst import parse_rst
 
 FIXTURES = Path(__file__).parent / "fixtures" / "kb"
 

@@ -14,6 +14,10 @@ Rules, in order:
    document joins the next one instead).
 5. ``position`` counts chunks within one heading path, so the id of a chunk depends only on its document,
    its section and its place in that section: editing one section never renames chunks of another.
+
+A chunk's language is told from its prose, code left out (see :mod:`goldset.kb.blocks`); a chunk with too
+little prose to tell from (:data:`goldset.text.MIN_LANGUAGE_WORDS`) takes its document's language, which is
+told from the prose of the whole document. Language is not part of a chunk's id or content hash.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from goldset.hashing import sha256_hex, short_hash
-from goldset.kb.blocks import Block, ParsedDocument
+from goldset.kb.blocks import Block, ParsedDocument, prose_text
 from goldset.kb.settings import KBSettings
 from goldset.schema import Chunk
 from goldset.text import count_tokens, detect_language, normalize
@@ -72,6 +76,8 @@ class _Unit:
     end: int
     tokens: int
     kind: str
+    #: what the unit's language is told from: its text without code (see goldset.kb.blocks)
+    prose: str
 
 
 @dataclass
@@ -110,10 +116,21 @@ def chunk_document(text: str, doc_id: str, settings: KBSettings | None = None) -
     return chunk_parsed(text, parsed, doc_id, settings or KBSettings())
 
 
-def chunk_parsed(source: str, parsed: ParsedDocument, doc_id: str, settings: KBSettings) -> list[Chunk]:
-    """Chunks of an already parsed document (``source`` is the decoded text the block spans point into)."""
-    sections = _sections(parsed.blocks)
-    doc_language = detect_language(" ".join(b.text for b in parsed.blocks if b.kind != "code"))
+def document_language(source: str, parsed: ParsedDocument) -> str:
+    """The language of a whole document, told from its prose (code left out)."""
+    return detect_language(" ".join(_block_prose(source, b) for b in parsed.blocks))
+
+
+def chunk_parsed(
+    source: str, parsed: ParsedDocument, doc_id: str, settings: KBSettings, *, doc_language: str | None = None
+) -> list[Chunk]:
+    """Chunks of an already parsed document (``source`` is the decoded text the block spans point into).
+
+    ``doc_language``: the document's :func:`document_language`, when the caller has it already.
+    """
+    sections = _sections(source, parsed.blocks)
+    if doc_language is None:
+        doc_language = document_language(source, parsed)
     pieces: list[_Piece] = []
     carried: _Unit | None = None  # heading-only sections (or a small first section) waiting for the next text
     carried_from: _Section | None = None  # the first section in ``carried``
@@ -151,7 +168,15 @@ def chunk_parsed(source: str, parsed: ParsedDocument, doc_id: str, settings: KBS
     return _to_chunks(source, pieces, doc_id, title, doc_language)
 
 
-def _sections(blocks: list[Block]) -> list[_Section]:
+def _block_prose(source: str, block: Block) -> str:
+    if block.kind == "code":
+        return ""
+    if block.prose is not None:
+        return block.prose(source[block.start : block.end])
+    return prose_text(block.text)
+
+
+def _sections(source: str, blocks: list[Block]) -> list[_Section]:
     sections: list[_Section] = []
     stack: list[Block] = []
     current = _Section((), (), None, [])
@@ -162,7 +187,9 @@ def _sections(blocks: list[Block]) -> list[_Section]:
             while stack and stack[-1].level >= block.level:
                 stack.pop()
             stack.append(block)
-            unit = _Unit(block.text, block.start, block.end, count_tokens(block.text), "heading")
+            unit = _Unit(
+                block.text, block.start, block.end, count_tokens(block.text), "heading", _block_prose(source, block)
+            )
             current = _Section(tuple(b.key for b in stack), tuple(b.title for b in stack), unit, [])
         else:
             current.body.append(block)
@@ -230,7 +257,7 @@ def _pack(source: str, section: _Section, heading: _Unit | None, settings: KBSet
 def _units(source: str, block: Block, settings: KBSettings) -> list[_Unit]:
     tokens = count_tokens(block.text)
     if block.kind != "text" or tokens <= settings.max_tokens or block.cleaner is None:
-        return [_Unit(block.text, block.start, block.end, tokens, block.kind)]
+        return [_Unit(block.text, block.start, block.end, tokens, block.kind, _block_prose(source, block))]
     return _split_prose(source, block, settings)
 
 
@@ -260,19 +287,22 @@ def _split_prose(source: str, block: Block, settings: KBSettings) -> list[_Unit]
     for s, e in atoms:
         n = count_tokens(source[s:e])
         if start >= 0 and size + n > limit:
-            units.append(_cut_unit(source, start, end, cleaner))
+            units.append(_cut_unit(source, start, end, cleaner, block.prose))
             start, size = -1, 0
         if start < 0:
             start = s
         end, size = e, size + n
     if start >= 0:
-        units.append(_cut_unit(source, start, end, cleaner))
+        units.append(_cut_unit(source, start, end, cleaner, block.prose))
     return [u for u in units if u.text]
 
 
-def _cut_unit(source: str, start: int, end: int, cleaner: Callable[[str], str]) -> _Unit:
-    text = cleaner(source[start:end])
-    return _Unit(text, start, end, count_tokens(text), "split")
+def _cut_unit(
+    source: str, start: int, end: int, cleaner: Callable[[str], str], prose: Callable[[str], str] | None
+) -> _Unit:
+    raw = source[start:end]
+    text = cleaner(raw)
+    return _Unit(text, start, end, count_tokens(text), "split", prose(raw) if prose is not None else prose_text(text))
 
 
 def _cuts(source: str, start: int, end: int, sep: str) -> list[tuple[int, int]]:
@@ -357,6 +387,7 @@ def _join_units(first: _Unit, second: _Unit) -> _Unit:
         second.end,
         first.tokens + second.tokens,
         second.kind if second.kind != "heading" else first.kind,
+        first.prose + _SEPARATOR + second.prose,
     )
 
 
@@ -376,8 +407,7 @@ def _to_chunks(source: str, pieces: list[_Piece], doc_id: str, doc_title: str, d
         start, end = piece.units[0].start, piece.units[-1].end
         position = positions.get(piece.path, 0)
         positions[piece.path] = position + 1
-        prose = " ".join(u.text for u in piece.units if u.kind != "code")
-        language = detect_language(prose) if any(c.isalpha() for c in prose) else doc_language
+        language = detect_language(" ".join(u.prose for u in piece.units), fallback=doc_language)
         chunks.append(
             Chunk(
                 id=chunk_id(doc_id, piece.path, position),

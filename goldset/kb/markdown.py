@@ -4,13 +4,17 @@ Handled: ATX and setext headings with ``{ #anchor }`` ids, fenced code (never sp
 split), YAML front matter, HTML comments and tags (their text is kept), FastAPI/MkDocs directives: code
 includes ``{* ../../docs_src/x.py hl[3] *}`` and ``{!> … !}``, admonition/tab markers ``/// note | Title`` …
 ``///`` (their content is kept), attribute lists such as ``{.internal-link target=_blank}``.
+
+Indented code (CommonMark: four columns after a blank line, outside a list item or an MkDocs admonition or
+tab) stays a text block, as it always was (chunk boundaries and ids do not depend on telling it apart), but
+its prose is empty: it does not count towards the language.
 """
 
 from __future__ import annotations
 
 import re
 
-from goldset.kb.blocks import Block, ParsedDocument, line_spans, strip_html
+from goldset.kb.blocks import Block, ParsedDocument, drop_code_elements, line_spans, prose_text, strip_html
 
 _FENCE_RE = re.compile(r"^\s*(`{3,}|~{3,})\s*([^`\s]*)")
 _ATX_RE = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
@@ -27,6 +31,8 @@ _CODE_SPAN_RE = re.compile(r"(`+)(.+?)\1", re.DOTALL)
 _SPACES_RE = re.compile(r"[ \t]{2,}")
 _TRAILING_WS_RE = re.compile(r"[ \t]+$", re.MULTILINE)
 _MARKUP_CONSOLE_LANGS = frozenset({"console", "shell-session"})
+_LIST_ITEM_RE = re.compile(r"^\s*(?:[*+-]|\d{1,9}[.)])(?:\s|$)")
+_CONTAINER_RE = re.compile(r"^\s*(?:!!!|\?\?\?\+?|===)(?:\s|$)")  # MkDocs admonitions and tabs: bodies indented
 
 
 def clean_inline(text: str) -> str:
@@ -48,6 +54,36 @@ def _clean_prose(text: str) -> str:
         text = _INCLUDE_RE.sub("", text)
         text = _ATTR_LIST_RE.sub("", text)
     return strip_html(text)
+
+
+def _prose(text: str) -> str:
+    """Prose of Markdown source (see :mod:`goldset.kb.blocks`): inline HTML code elements left out as well."""
+    return prose_text(clean_inline(drop_code_elements(text)))
+
+
+def _no_prose(text: str) -> str:
+    return ""
+
+
+def _indent_width(line: str) -> int:
+    expanded = line.expandtabs(4)
+    return len(expanded) - len(expanded.lstrip(" "))
+
+
+def _paragraph_context(lines: list[str], context: str) -> tuple[bool, str]:
+    """(is it indented code, the context after it) of a paragraph, given the context before it.
+
+    The context is what a paragraph indented four columns would continue: "list" (a list item), "container"
+    (an MkDocs admonition ``!!!``/``???`` or tab ``===``, whose bodies are indented prose), "code", or "".
+    """
+    indents = [_indent_width(line) for line in lines]
+    if min(indents) >= 4:
+        return (False, context) if context in ("list", "container") else (True, "code")
+    if any(indent < 4 and _LIST_ITEM_RE.match(line) for indent, line in zip(indents, lines, strict=True)):
+        return False, "list"
+    if _CONTAINER_RE.match(lines[0]):
+        return False, "container"
+    return False, context if indents[0] > 0 else ""
 
 
 def _clean_table(text: str) -> str:
@@ -73,14 +109,25 @@ def parse_markdown(text: str) -> ParsedDocument:
     lines = [text[s:e] for s, e in spans]
     blocks: list[Block] = []
     para: list[int] = []  # indexes of the lines of the paragraph being collected
+    context = ""  # see _paragraph_context
 
     def flush() -> None:
+        nonlocal context
         if para:
             start, end = spans[para[0]][0], spans[para[-1]][1]
             cleaned = clean_inline(text[start:end])
+            code, context = _paragraph_context([lines[k] for k in para], context)
             if cleaned:
-                blocks.append(Block("text", start, end, cleaned, cleaner=clean_inline))
+                # Without a tag, prose_text of the cleaned text (the chunker's default) is the same, and cheaper.
+                prose = _no_prose if code else _prose if "<" in text[start:end] else None
+                blocks.append(Block("text", start, end, cleaned, cleaner=clean_inline, prose=prose))
             para.clear()
+
+    def boundary(line: str) -> None:
+        """A fence, table or marker line: it ends a list item or container unless it is indented inside one."""
+        nonlocal context
+        if _indent_width(line) < 2:
+            context = ""
 
     i = _skip_front_matter(lines)
     n = len(lines)
@@ -94,11 +141,13 @@ def parse_markdown(text: str) -> ParsedDocument:
         fence = _FENCE_RE.match(line)
         if fence:
             flush()
+            boundary(line)
             i = _read_fence(text, spans, lines, i, fence.group(1), fence.group(2).lower(), blocks)
             continue
         atx = _ATX_RE.match(line)
         if atx:
             flush()
+            context = ""
             title, anchor = parse_heading_title(atx.group(2) or "")
             level = len(atx.group(1))
             blocks.append(_heading(spans[i][0], spans[i][1], level, title, anchor))
@@ -110,10 +159,12 @@ def parse_markdown(text: str) -> ParsedDocument:
             level = 1 if setext.group(1)[0] == "=" else 2
             blocks.append(_heading(spans[para[0]][0], spans[i][1], level, title, anchor))
             para.clear()
+            context = ""
             i += 1
             continue
         if _ADMONITION_RE.match(line) or _INCLUDE_LINE_RE.match(line) or (not para and _THEMATIC_RE.match(line)):
             flush()  # markup only: a boundary, not content
+            boundary(line)
             i += 1
             continue
         if stripped.startswith("<!--"):
@@ -124,13 +175,14 @@ def parse_markdown(text: str) -> ParsedDocument:
             continue
         if _starts_table(lines, i):
             flush()
+            boundary(line)
             j = i
             while j < n and lines[j].strip() and "|" in lines[j]:
                 j += 1
             start, end = spans[i][0], spans[j - 1][1]
             cleaned = _clean_table(text[start:end])
             if cleaned.strip():
-                blocks.append(Block("table", start, end, cleaned))
+                blocks.append(Block("table", start, end, cleaned, prose=_prose if "<" in text[start:end] else None))
             i = j
             continue
         para.append(i)

@@ -6,7 +6,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validat
 
 #: Bumped whenever the chunker's output for the same input and settings changes; stored in the snapshot so
 #: a changed chunker is visible as a changed ``chunking`` setting, not as mysterious content changes.
-CHUNKER_VERSION = 1
+#: 2: a chunk's language is told from its prose, code left out (ids, text and hashes as in 1).
+CHUNKER_VERSION = 2
 
 
 class KBSettings(BaseModel):

@@ -18,8 +18,10 @@ from typing import TYPE_CHECKING
 from goldset.errors import InputError
 from goldset.hashing import sha256_hex, short_hash
 from goldset.io import read_json, read_jsonl, write_json, write_jsonl
-from goldset.kb.chunker import chunk_parsed
-from goldset.kb.readers import FORMATS, SkipFile, discover, parse_text, read_source
+from goldset.kb.chunker import chunk_parsed, document_language
+from goldset.kb.decoding import SkipFile, read_source
+from goldset.kb.discovery import discover
+from goldset.kb.readers import FORMATS, parse_text
 from goldset.kb.settings import KBSettings
 from goldset.schema import Chunk, DocumentEntry, KBSnapshot
 
@@ -195,7 +197,8 @@ def ingest(
         if encoding != "utf-8":
             warnings.append(f"{docs_dir / source.doc_id}: not UTF-8; decoded as {encoding.upper()}")
         parsed = parse_text(text, Path(source.doc_id).suffix.lower())
-        doc_chunks = chunk_parsed(text, parsed, source.doc_id, settings)
+        language = document_language(text, parsed)
+        doc_chunks = chunk_parsed(text, parsed, source.doc_id, settings, doc_language=language)
         if not doc_chunks:
             skipped.append(f"{source.doc_id}: no text left once markup is removed; skipped")
             continue
@@ -206,7 +209,7 @@ def ingest(
                 title=parsed.title or Path(source.doc_id).stem,
                 raw_hash=sha256_hex(data),
                 encoding=encoding,
-                language=_document_language(doc_chunks),
+                language=language,
                 n_chunks=len(doc_chunks),
                 n_bytes=len(data),
             )
@@ -272,14 +275,6 @@ def ingest(
         previous_snapshot_id=prev_snapshot.id if prev_snapshot else None,
         changed=changed,
     )
-
-
-def _document_language(chunks: list[Chunk]) -> str:
-    """The language most of the document's tokens are in (chunk languages already leave code out)."""
-    weight: dict[str, int] = {}
-    for c in chunks:
-        weight[c.language] = weight.get(c.language, 0) + c.n_tokens
-    return max(sorted(weight), key=lambda lang: weight[lang])
 
 
 def _previous(target: Path, warnings: list[str]) -> tuple[KBSnapshot | None, list[Chunk]]:
