@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from goldset.errors import ConfigError, InputError
+from goldset.errors import ConfigError, InputError, WorkspaceError
 from goldset.kb import (
     CHUNKS_FILE,
     SNAPSHOT_FILE,
@@ -176,8 +176,23 @@ def test_a_snapshot_that_cannot_be_written_is_an_error_and_detected_later(tmp_pa
     assert load_chunks(out_dir=out, check=False)
 
 
-def test_out_dir_works_without_a_workspace_and_one_of_them_is_needed(tmp_path: Path) -> None:
+def test_out_dir_works_without_a_workspace_and_one_of_them_is_needed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     result = ingest(FIXTURES / "en", settings=KBSettings(), out_dir=tmp_path / "kb")
     assert load_chunks(out_dir=tmp_path / "kb") == result.chunks
-    with pytest.raises(InputError, match="workspace"):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("GOLDSET_WORKSPACE", raising=False)
+    with pytest.raises(WorkspaceError, match="goldset init"):
         ingest(FIXTURES / "en", settings=KBSettings())
+
+
+def test_the_workspace_is_found_from_the_current_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "goldset.yaml").write_text("kb:\n  target_tokens: 120\n  max_tokens: 240\n", encoding="utf-8")
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")
+    monkeypatch.delenv("GOLDSET_WORKSPACE", raising=False)
+    result = ingest(FIXTURES / "en")
+    assert (tmp_path / ".goldset" / "kb" / "chunks.jsonl").is_file()
+    assert max(c.n_tokens for c in result.chunks if "oversized" not in c.flags) <= 240
+    assert load_chunks(tmp_path / "sub") == result.chunks

@@ -122,21 +122,24 @@ def snapshot_id(chunks: list[Chunk]) -> str:
     return "kb-" + short_hash("\n".join(sorted(f"{c.id}\x1f{c.content_hash}" for c in chunks)))
 
 
-def _target_dir(ws: Workspace | None, out_dir: Path | None) -> Path:
+def _target_dir(ws: Workspace | Path | None, out_dir: Path | None) -> Path:
+    """``out_dir`` when given, else the KB folder of the workspace (``ws``, or the one around the current folder)."""
+    from goldset.workspace import resolve_workspace
+
     if out_dir is not None:
         return Path(out_dir)
-    if ws is None:
-        raise InputError("ingest needs a workspace (run `goldset init`) or an output folder (out_dir)")
-    return ws.kb_dir
+    return resolve_workspace(ws).kb_dir
 
 
-def load_snapshot(ws: Workspace | None = None, *, out_dir: Path | None = None) -> KBSnapshot | None:
+def load_snapshot(ws: Workspace | Path | None = None, *, out_dir: Path | None = None) -> KBSnapshot | None:
     """The current snapshot, or None when nothing was ingested yet."""
     path = _target_dir(ws, out_dir) / SNAPSHOT_FILE
     return read_json(path, KBSnapshot) if path.is_file() else None
 
 
-def load_chunks(ws: Workspace | None = None, *, out_dir: Path | None = None, check: bool = True) -> list[Chunk]:
+def load_chunks(
+    ws: Workspace | Path | None = None, *, out_dir: Path | None = None, check: bool = True
+) -> list[Chunk]:
     """Every chunk of the current snapshot, sorted by id ([] when nothing was ingested yet).
 
     With ``check`` the chunks must match ``snapshot.json`` (its id is a hash of them): the two files are
@@ -158,23 +161,32 @@ def load_chunks(ws: Workspace | None = None, *, out_dir: Path | None = None, che
 
 def ingest(
     docs_dir: Path,
-    ws: Workspace | None = None,
+    ws: Workspace | Path | None = None,
     *,
     settings: KBSettings | None = None,
     out_dir: Path | None = None,
 ) -> IngestResult:
     """Read ``docs_dir``, chunk every supported file and replace the snapshot in ``out_dir`` (default
-    ``ws.kb_dir``). Settings default to the workspace's ``kb`` section.
+    the workspace's ``.goldset/kb``; ``ws`` is a workspace, a path inside one, or None for the one around the
+    current folder). Settings default to the workspace's ``kb`` section (to the defaults with ``out_dir`` and no
+    workspace).
 
     Files that cannot be read are skipped with a warning naming them; the run stops with an
     :class:`~goldset.errors.InputError` (and writes nothing) when the folder is missing or no document at
     all could be ingested.
     """
+    from goldset.workspace import resolve_workspace
+
+    workspace: Workspace | None
+    if out_dir is not None:
+        target, workspace = Path(out_dir), (resolve_workspace(ws) if ws is not None else None)
+    else:
+        workspace = resolve_workspace(ws)
+        target = workspace.kb_dir
     if settings is None:
         from goldset.config import load_settings
 
-        settings = load_settings(ws).kb
-    target = _target_dir(ws, out_dir)
+        settings = load_settings(workspace).kb
     docs_dir = Path(docs_dir)
     if not docs_dir.exists():
         raise InputError(f"{docs_dir}: folder not found; give the folder of your documents (or set kb.path)")
