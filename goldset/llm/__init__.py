@@ -16,7 +16,7 @@ Nothing here imports openai at module level (it is imported on first use), so im
 
 from __future__ import annotations
 
-from goldset.llm.client import CallResult, CallStats, LLMClient
+from goldset.llm.client import CallResult, LLMClient
 from goldset.llm.endpoints import (
     PLACEHOLDER_KEY,
     Endpoint,
@@ -27,6 +27,7 @@ from goldset.llm.endpoints import (
 from goldset.llm.journal import CallJournal, JournalEntry, call_key
 from goldset.llm.ratelimit import RateLimiter, TokenBucket
 from goldset.llm.settings import EndpointSettings, LLMSettings, ModelPrice
+from goldset.llm.stats import CallStats
 from goldset.llm.structured import ReplyError, extract_json, parse_reply
 from goldset.llm.usage import Usage, cost_usd, estimate_tokens
 

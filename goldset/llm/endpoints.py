@@ -19,6 +19,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from goldset.errors import ConfigError, EndpointError
 from goldset.llm.settings import EndpointSettings, LLMSettings, ModelPrice, Role
+from goldset.redaction import redact
 
 if TYPE_CHECKING:
     from goldset.workspace import Workspace
@@ -71,6 +72,11 @@ class Endpoint:
     def secrets(self) -> tuple[str, ...]:
         """Strings :func:`goldset.redaction.redact` must remove from anything shown or stored."""
         return (self._api_key,) if self._api_key else ()
+
+    def redact(self, text: str) -> str:
+        """``text`` (e.g. a server's error message) on one line with this endpoint's key and any other credential
+        removed: safe to show, log and store."""
+        return redact(" ".join(str(text).split()), self.secrets())
 
     def describe(self) -> dict[str, Any]:
         """Safe to log and to put in provenance: no key, no credentials in the URL."""
