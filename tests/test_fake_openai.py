@@ -69,6 +69,25 @@ def test_faults_apply_in_order(fake_llm: FakeOpenAI) -> None:
     assert fake_llm.pending_faults == 0
 
 
+def test_truncated_and_length_faults_cut_the_content(fake_llm: FakeOpenAI) -> None:
+    whole = {"items": [{"text": "a" * 40}, {"text": "b" * 40}]}
+    fake_llm.add_responder("cut", lambda body: whole)
+    fake_llm.inject("truncated", "length", Fault("length", keep=1.0))
+    client = _client(fake_llm)
+
+    def ask() -> tuple[str, str]:
+        reply = client.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": "x"}], extra_headers={"X-Goldset-Schema": "cut"}
+        )
+        return reply.choices[0].message.content or "", reply.choices[0].finish_reason
+
+    text = json.dumps(whole)
+    assert ask() == (text[: len(text) // 2], "stop")
+    assert ask() == (text[: len(text) // 2], "length")
+    assert ask() == (text, "length")
+    assert ask() == (text, "stop")  # faults used up
+
+
 def test_timeout_fault_outlasts_client_timeout(fake_llm: FakeOpenAI) -> None:
     fake_llm.inject(Fault("timeout", delay=1.0))
     client = openai.OpenAI(base_url=fake_llm.base_url, api_key=fake_llm.api_key, max_retries=0, timeout=0.2)

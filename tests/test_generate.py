@@ -6,6 +6,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
 from goldset.config import load_settings
 from goldset.errors import ConfigError
@@ -244,7 +245,7 @@ def test_multi_hop_needs_evidence_from_both_chunks_and_unanswerable_needs_none()
     assert un.id == pair_id(["a1"], "unanswerable", unanswerable.question)
 
 
-def test_wrong_language_is_rejected_and_an_empty_reply_is_a_call_failure() -> None:
+def test_wrong_language_is_rejected_and_an_empty_reply_is_not_a_reply() -> None:
     zh = make_chunk("z1", ZH_TEXT, "zh.md")
     plan = plan_for(zh, (QuestionType.factual,), language="zh")
     english = GeneratedPair(
@@ -256,8 +257,8 @@ def test_wrong_language_is_rejected_and_an_empty_reply_is_a_call_failure() -> No
     outcome = validate_reply(_reply(english), plan, PROV)
     assert outcome.pairs[0].status is PairStatus.rejected
     assert "wrong language" in outcome.pairs[0].checks[CHECK_NAME].reason
-    empty = validate_reply(_reply(), plan, PROV)
-    assert empty.pairs == [] and [f.kind for f in empty.failures] == ["call"]
+    with pytest.raises(ValidationError, match="at least 1 item"):  # the client's validation fails the call
+        _reply()
 
 
 def test_merge_never_replaces_an_existing_pair() -> None:

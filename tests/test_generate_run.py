@@ -20,7 +20,7 @@ from goldset.schema import PairStatus, QAPair
 from goldset.schema.generation import GenerationFailure
 from goldset.text import detect_language, normalize_ws
 from goldset.workspace import Workspace
-from tests.helpers.fake_openai import FakeOpenAI
+from tests.helpers.fake_openai import FakeOpenAI, Fault
 from tests.helpers.generation_data import EN_TEXT, ZH_TEXT, make_chunk, make_pair
 from tests.helpers.responders import invented_quote_responder, never_valid_responder, parse_prompt, qa_responder
 
@@ -231,6 +231,7 @@ def test_the_wire_request_carries_the_schema_and_no_secret_is_written(ws: Worksp
     generate(ws, chunks=CHUNKS[:1])
     body = fake.chat_requests()[0].body
     assert body["response_format"]["json_schema"]["name"] == "qa_pairs"
+    assert body["response_format"]["json_schema"]["schema"]["properties"]["pairs"]["minItems"] == 1
     assert body["seed"] == 1
     for path in ws.root.rglob("*"):
         if path.is_file():
@@ -253,3 +254,57 @@ def test_refresh_style_call_regenerates_named_chunks_without_touching_files(ws: 
     changed = generate(ws, chunks=edited, chunk_ids=["path-2"], write=False)
     assert changed.calls == 1 and changed.new_pairs and ws.pairs_path.read_bytes() == before
     assert all(p.provenance.chunk_hashes["path-2"] == edited[1].content_hash for p in changed.new_pairs)
+
+
+def test_a_cut_off_reply_is_repaired_not_cached_as_an_empty_success(ws: Workspace, fake: FakeOpenAI) -> None:
+    fake.inject("truncated")  # the first chunk's reply is cut in half
+    report = generate(ws, chunks=CHUNKS[:2], concurrency=1)
+    assert fake.calls == 3  # two chunks, one repair
+    assert report.pairs_kept == 6 and report.failed_calls == 0 and report.failures == []
+
+
+def test_a_reply_cut_off_twice_is_a_failed_call_and_the_next_run_asks_again(ws: Workspace, fake: FakeOpenAI) -> None:
+    fake.inject("truncated", "truncated")
+    report = generate(ws, chunks=CHUNKS[:2], concurrency=1)
+    assert report.failed_calls == 1 and report.pairs_kept == 3
+    (failure,) = read_jsonl(ws.state_dir / FAILURES_FILE, GenerationFailure)
+    assert failure.kind == "call" and failure.chunk_ids[0] == "path-1" and "not valid JSON" in failure.reason
+    calls = fake.calls
+    retry = generate(ws, chunks=CHUNKS[:2])  # a healthy server: the failed chunk is asked again, not served empty
+    assert fake.calls == calls + 1 and retry.pairs_kept == 3 and retry.cache_hits == 0
+
+
+def test_a_reply_marked_cut_off_is_a_failed_call_even_when_it_parses(ws: Workspace, fake: FakeOpenAI) -> None:
+    fake.inject(Fault("length", keep=1.0))
+    report = generate(ws, chunks=CHUNKS[:2], concurrency=1)
+    assert report.failed_calls == 1 and report.pairs_kept == 3 and fake.calls == 2
+    (failure,) = read_jsonl(ws.state_dir / FAILURES_FILE, GenerationFailure)
+    assert "cut off" in failure.reason and "max_tokens" in failure.reason
+
+
+def test_an_empty_pairs_list_is_a_failed_call_not_a_success(ws: Workspace, fake_llm: FakeOpenAI) -> None:
+    def empty_for_query(body: dict[str, Any]) -> Any:
+        chunks, _, _ = parse_prompt(body)
+        return {"pairs": []} if chunks[0][0] == "query-1" else qa_responder(body)
+
+    fake_llm.add_responder("qa_pairs", empty_for_query)
+    report = generate(ws, chunks=CHUNKS)
+    assert report.failed_calls == 1 and fake_llm.calls == 5  # four chunks, one repair of the empty reply
+    (failure,) = read_jsonl(ws.state_dir / FAILURES_FILE, GenerationFailure)
+    assert failure.kind == "call" and failure.chunk_ids[0] == "query-1" and "at least 1" in failure.reason
+    fake_llm.add_responder("qa_pairs", qa_responder)
+    retry = generate(ws, chunks=CHUNKS)
+    assert retry.chunks == 1 and fake_llm.calls == 6 and retry.pairs_kept == 3
+
+
+def test_a_reply_with_fewer_pairs_than_asked_is_kept_and_the_shortfall_counted(
+    ws: Workspace, fake_llm: FakeOpenAI
+) -> None:
+    def two_of_three(body: dict[str, Any]) -> Any:
+        reply = qa_responder(body)
+        return {"pairs": reply["pairs"][:2]}
+
+    fake_llm.add_responder("qa_pairs", two_of_three)
+    report = generate(ws, chunks=CHUNKS)
+    assert report.failed_calls == 0 and fake_llm.calls == 4
+    assert report.pairs_kept + report.pairs_rejected == 8 and report.pairs_missing == 4

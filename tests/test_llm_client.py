@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from goldset.errors import EndpointError
 from goldset.llm import CallJournal, LLMClient, resolve_endpoint
@@ -22,6 +22,20 @@ class Answer(BaseModel):
 def answer_responder(body: dict[str, Any]) -> dict[str, Any]:
     question = body["messages"][-1]["content"] if body["messages"][-1]["role"] == "user" else ""
     return {"answer": f"about {question}", "score": len(question)}
+
+
+class Entry(BaseModel):
+    name: str
+
+
+class Listing(BaseModel):
+    """Shaped like an older generation reply: a list with a default, whose items are objects."""
+
+    entries: list[Entry] = Field(default_factory=list)
+
+
+def listing_responder(body: dict[str, Any]) -> dict[str, Any]:
+    return {"entries": [{"name": f"entry number {i}"} for i in range(4)]}
 
 
 def msgs(text: str) -> list[dict[str, str]]:
@@ -168,7 +182,7 @@ def test_never_valid_reply_is_a_recorded_failure_and_run_goes_on(fake_llm: FakeO
 
     bad, good, failures, stats = run(go())
     assert not bad.ok and bad.value is None
-    assert "not JSON" in (bad.error or "") and "repair" in (bad.error or "")
+    assert "not valid JSON" in (bad.error or "") and "repair" in (bad.error or "")
     assert good.ok
     assert failures == [(bad.key, bad.error)]
     assert stats.failures == 1
@@ -507,3 +521,57 @@ def test_a_waiter_makes_the_call_itself_when_the_owner_is_cancelled(fake_llm: Fa
     owner_cancelled, result = run(go())
     assert owner_cancelled and result.ok and not result.cached
     assert fake_llm.calls == 2
+
+
+def test_a_cut_off_reply_gets_a_repair_and_only_the_whole_reply_is_kept(fake_llm: FakeOpenAI, tmp_path: Path) -> None:
+    """Half a JSON document holds complete inner objects; none of them may pass for the reply."""
+    fake_llm.add_responder("listing", listing_responder)
+    fake_llm.inject("truncated")
+    endpoint = resolve_endpoint(None, overrides=fast())
+
+    async def go() -> Any:
+        with CallJournal(tmp_path / "calls.sqlite") as journal:
+            async with LLMClient(endpoint, journal) as llm:
+                return await llm.complete_json(msgs("q"), Listing, schema_name="listing"), llm.stats
+
+    result, stats = run(go())
+    assert result.ok and result.attempts == 2 and stats.repairs == 1
+    assert result.value == Listing.model_validate(listing_responder({}))
+    repair = fake_llm.chat_requests()[1].body["messages"][-1]["content"]
+    assert "not valid JSON" in repair
+
+
+def test_a_reply_cut_off_twice_fails_and_is_not_cached(fake_llm: FakeOpenAI, tmp_path: Path) -> None:
+    fake_llm.add_responder("listing", listing_responder)
+    fake_llm.inject("truncated", "truncated")
+    endpoint = resolve_endpoint(None, overrides=fast())
+
+    async def go() -> Any:
+        with CallJournal(tmp_path / "calls.sqlite") as journal:
+            async with LLMClient(endpoint, journal) as llm:
+                return await llm.complete_json(msgs("q"), Listing, schema_name="listing"), journal.count()
+
+    result, stored = run(go())
+    assert not result.ok and "not valid JSON" in (result.error or "") and stored == 0
+    again, stored = run(go())  # a healthy server now: the call is made again, and kept
+    assert again.ok and not again.cached and stored == 1 and fake_llm.calls == 3
+
+
+def test_finish_reason_length_fails_the_call_even_when_the_reply_parses(fake_llm: FakeOpenAI, tmp_path: Path) -> None:
+    fake_llm.add_responder("answer", answer_responder)
+    fake_llm.inject(Fault("length", keep=1.0))
+    endpoint = resolve_endpoint(None, overrides=fast(max_tokens=50))
+
+    async def go() -> Any:
+        with CallJournal(tmp_path / "calls.sqlite") as journal:
+            async with LLMClient(endpoint, journal) as llm:
+                res = await llm.complete_json(msgs("q"), Answer, schema_name="answer")
+                return res, llm.stats, journal.count(), journal.failures()
+
+    result, stats, stored, failures = run(go())
+    assert not result.ok and result.attempts == 1 and fake_llm.calls == 1  # no repair: it would be cut off again
+    assert "cut off" in (result.error or "") and "max_tokens" in (result.error or "")
+    assert "finish_reason" in (result.error or "") and "50" in (result.error or "")
+    assert stored == 0 and failures == [(result.key, result.error)] and stats.failures == 1
+    again, _, stored, _ = run(go())
+    assert again.ok and stored == 1 and fake_llm.calls == 2

@@ -98,7 +98,7 @@ def _print_summary(report: GenerationReport) -> None:
     )
     out.print(
         f"pairs  kept {report.pairs_kept}  rejected {report.pairs_rejected}  malformed {report.items_failed}  "
-        f"already present {report.pairs_existing}"
+        f"already present {report.pairs_existing}  asked for but not returned {report.pairs_missing}"
     )
     cost = _money(None) if report.unpriced_calls else f"${report.cost_usd:.4f}"
     out.print(

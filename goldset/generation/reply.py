@@ -33,7 +33,12 @@ class GeneratedPair(BaseModel):
 
 
 class GeneratedPairs(BaseModel):
-    pairs: list[GeneratedPair] = Field(default_factory=list)
+    """The whole reply of one generation call. At least one pair (``minItems: 1`` in the schema sent): an empty
+    list is not an answer, so it gets the repair attempt and then fails the call instead of being kept (and
+    journaled) as a success. A reply with fewer pairs than asked is kept: the model may find less to ask about a
+    short chunk, and the report counts the shortfall (``GenerationReport.pairs_missing``)."""
+
+    pairs: list[GeneratedPair] = Field(min_length=1, description="The question-answer pairs, at least one.")
 
     @classmethod
     def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:

@@ -82,6 +82,7 @@ class GenerationReport:
     pairs_rejected: int = 0
     pairs_existing: int = 0
     items_failed: int = 0
+    pairs_missing: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float = 0.0
@@ -218,6 +219,7 @@ def generate(
                 chunk_hashes={c.id: c.content_hash for c in plan.chunks},
                 call_key=res.key,
             )
+            report.pairs_missing += max(0, len(plan.types) - len(res.value.pairs))
             outcome = validate_reply(res.value, plan, prov)
             report.failures.extend(outcome.failures)
             report.items_failed += len(outcome.failures)

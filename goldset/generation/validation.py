@@ -139,16 +139,6 @@ def validate_reply(reply: GeneratedPairs, plan: CallPlan, provenance: Provenance
                 status=PairStatus.candidate if not reasons else PairStatus.rejected,
             )
         )
-    if not reply.pairs:
-        out.failures.append(
-            GenerationFailure(
-                id=hash_obj([provenance.call_key, "empty"]),
-                kind="call",
-                chunk_ids=list(by_id),
-                reason="the reply held no pairs",
-                call_key=provenance.call_key,
-            )
-        )
     return out
 
 

@@ -267,6 +267,18 @@ class LLMClient:
         )
 
     # -- one call: its requests, mode fallbacks and repair ---------------------------------------------------
+    def _cut_off(self, finish_reason: str | None, max_tokens: int | None) -> str | None:
+        """Why a reply with this finish reason is not whole, or ``None`` when it is."""
+        if finish_reason == "length":
+            limit = max_tokens if max_tokens else "unset: the server's default"
+            return (
+                f"the reply was cut off at max_tokens (finish_reason length, max_tokens {limit}); raise "
+                f"llm.endpoints.{self.endpoint.name}.max_tokens"
+            )
+        if finish_reason == "content_filter":
+            return "the server's content filter stopped the reply (finish_reason content_filter)"
+        return None
+
     async def _call(
         self, key: str, messages: list[dict[str, str]], schema: type[T], schema_name: str, params: dict[str, Any],
         messages_json: str,
@@ -317,12 +329,15 @@ class LLMClient:
                 usage = usage + got
                 self.stats.add_usage(got, cost_usd(self.endpoint, got))
                 self.policy.settle(estimate, got.total_tokens, reply.headers)
+                cut_off = self._cut_off(reply.finish_reason, params["max_tokens"])
+                if cut_off:
+                    # A repair would be cut off the same way; and a cut-off reply that happens to parse is still
+                    # not the whole answer, so it is never kept.
+                    raise CallFailed(cut_off)
                 try:
                     value = parse_reply(content or "", schema)
                 except ReplyError as exc:
                     reason = str(exc)
-                    if reply.finish_reason == "length":
-                        reason += " (the reply was cut off at max_tokens; raise max_tokens)"
                     if repaired:
                         raise CallFailed(f"{reason}; still invalid after one repair attempt") from None
                     repaired = True

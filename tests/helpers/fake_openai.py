@@ -18,9 +18,13 @@ Faults (``inject``) apply to the next chat completions, one per request, in orde
 ``Retry-After``), ``"500"``, ``"timeout"`` (sleeps ``Fault.delay`` seconds, longer than the client's timeout, then
 answers), ``"malformed"`` (content is not JSON), ``"schema"`` (JSON that violates any object schema),
 ``"no_usage"`` (no usage field), ``"401"``, ``"400"``, ``"404"``, ``"ratelimit_headers"`` (success with
-``x-ratelimit-remaining-requests: 0`` and a reset time). Switches: ``reject_json_schema`` / ``reject_json_object``
-answer 400 to those response formats (to test the fallback); ``known_models`` answers 404 to other models.
-``Fault(kind, retry_after=, delay=, reset=, message=, code=)`` tunes one fault (e.g. ``Fault("429",
+``x-ratelimit-remaining-requests: 0`` and a reset time), ``"truncated"`` (the responder's content cut after
+``Fault.keep`` of its characters, half by default, with ``finish_reason: stop``, as a proxy or a broken server may
+send it) and ``"length"`` (the same cut with ``finish_reason: length``, as when a reply hits max_tokens;
+``Fault("length", keep=1.0)`` sends the whole content, which then parses, still marked cut off). Switches:
+``reject_json_schema`` / ``reject_json_object`` answer 400 to those response formats (to test the fallback);
+``known_models`` answers 404 to other models.
+``Fault(kind, retry_after=, delay=, reset=, message=, code=, keep=)`` tunes one fault (e.g. ``Fault("429",
 code="insufficient_quota")``). ``max_in_flight`` is the most chat requests handled at once (to check a
 concurrency bound).
 
@@ -73,13 +77,15 @@ Responder = Callable[[dict[str, Any]], Any]
 
 FAULT_KINDS = (
     "429", "500", "timeout", "malformed", "schema", "no_usage", "401", "400", "404", "ratelimit_headers",
+    "truncated", "length",
 )
 
 
 @dataclass(frozen=True)
 class Fault:
     """One injected fault. ``retry_after`` is sent for 429 (seconds, fractional allowed: sent as
-    ``retry-after-ms`` too); ``delay`` is how long "timeout" sleeps; ``reset`` the x-ratelimit reset."""
+    ``retry-after-ms`` too); ``delay`` is how long "timeout" sleeps; ``reset`` the x-ratelimit reset; ``keep`` the
+    fraction of the content "truncated" and "length" send."""
 
     kind: str
     retry_after: float = 0.2
@@ -87,6 +93,7 @@ class Fault:
     reset: str = "0.3s"
     message: str | None = None  # replaces the error message of an HTTP error fault
     code: str | None = None  # replaces the error code of an HTTP error fault (e.g. "insufficient_quota" on 429)
+    keep: float = 0.5
 
     def __post_init__(self) -> None:
         if self.kind not in FAULT_KINDS:
@@ -276,6 +283,8 @@ class FakeOpenAI:
         else:
             value = self._responders.get(name or "", self._default)(body)
             content = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+            if fault is not None and kind in ("truncated", "length"):
+                content = content[: int(len(content) * fault.keep)]
         prompt = sum(estimate_llm_tokens(str(m.get("content", ""))) for m in body.get("messages", []))
         completion = estimate_llm_tokens(content)
         reply: dict[str, Any] = {
@@ -284,7 +293,8 @@ class FakeOpenAI:
             "created": int(time.time()),
             "model": model,
             "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+                {"index": 0, "message": {"role": "assistant", "content": content},
+                 "finish_reason": "length" if kind == "length" else "stop"}
             ],
         }
         if kind != "no_usage":
