@@ -88,6 +88,18 @@ def test_truncated_and_length_faults_cut_the_content(fake_llm: FakeOpenAI) -> No
     assert ask() == (text, "stop")  # faults used up
 
 
+def test_disconnect_fault_and_unknown_model_status() -> None:
+    with FakeOpenAI(known_models={"good"}, unknown_model_status=400) as fake:
+        fake.inject("disconnect")
+        client = _client(fake)
+        with pytest.raises(openai.APIConnectionError):
+            client.chat.completions.create(model="good", messages=[{"role": "user", "content": "x"}])
+        with pytest.raises(openai.BadRequestError) as err:
+            client.chat.completions.create(model="bad", messages=[{"role": "user", "content": "x"}])
+        assert err.value.code == "model_not_found" and "`bad` does not exist" in err.value.message
+        assert fake.calls == 2
+
+
 def test_timeout_fault_outlasts_client_timeout(fake_llm: FakeOpenAI) -> None:
     fake_llm.inject(Fault("timeout", delay=1.0))
     client = openai.OpenAI(base_url=fake_llm.base_url, api_key=fake_llm.api_key, max_retries=0, timeout=0.2)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from goldset.dataset import read_dataset
-from goldset.errors import EndpointError, RecordError
+from goldset.errors import EndpointError, RecordError, RunFailed
 from goldset.generation.estimate import estimate
 from goldset.generation.runner import generate
 from goldset.generation.sink import FAILURES_FILE
@@ -176,7 +176,7 @@ def test_a_reply_that_never_validates_is_a_recorded_failed_call_and_the_run_goes
     assert {next(iter(p.provenance.chunk_hashes)) for p in pairs_of(ws)} == {"path-1", "path-2", "zh-1"}
     failures = read_jsonl(ws.state_dir / FAILURES_FILE, GenerationFailure)
     assert [(f.kind, f.chunk_ids[0]) for f in failures] == [("call", "query-1")]
-    assert "never validated" in failures[0].reason and "schema" in failures[0].reason
+    assert "does not match the schema" in failures[0].reason and "repair" in failures[0].reason
     assert fake_llm.api_key not in (ws.state_dir / FAILURES_FILE).read_text(encoding="utf-8")
     # the failed chunk has no pairs, so the next default run retries it (failed calls are not cached)
     fake_llm.add_responder("qa_pairs", qa_responder)
@@ -308,3 +308,55 @@ def test_a_reply_with_fewer_pairs_than_asked_is_kept_and_the_shortfall_counted(
     report = generate(ws, chunks=CHUNKS)
     assert report.failed_calls == 0 and fake_llm.calls == 4
     assert report.pairs_kept + report.pairs_rejected == 8 and report.pairs_missing == 4
+
+
+def test_a_run_whose_calls_all_failed_raises_run_failed_and_writes_no_dataset(ws: Workspace, fake: FakeOpenAI) -> None:
+    ws.config_path.write_text(
+        ws.config_path.read_text(encoding="utf-8")
+        + "llm:\n  endpoints:\n    default: {max_attempts: 2, backoff_base_s: 0.01, backoff_max_s: 0.01}\n",
+        encoding="utf-8",
+    )
+    fake.inject(*["500"] * 8)  # two attempts for each of the four chunks
+    with pytest.raises(RunFailed) as err:
+        generate(ws, chunks=CHUNKS, concurrency=1)
+    text = str(err.value)
+    assert "all 4 generation calls failed" in text and "HTTP 500" in text and FAILURES_FILE in text
+    assert "\n" not in text and err.value.exit_code == 3
+    assert not ws.pairs_path.exists() and not (ws.data_dir / "manifest.json").exists()
+    failures = read_jsonl(ws.state_dir / FAILURES_FILE, GenerationFailure)  # what it got is recorded
+    assert len(failures) == 4 and all(f.reason.startswith("HTTP 500: ") for f in failures)
+    assert all("never validated" not in f.reason and "gave up after 2 attempts" in f.reason for f in failures)
+
+
+def test_a_run_in_which_some_calls_worked_keeps_them_and_names_what_failed(ws: Workspace, fake: FakeOpenAI) -> None:
+    ws.config_path.write_text(
+        ws.config_path.read_text(encoding="utf-8") + "llm:\n  endpoints:\n    default: {max_attempts: 1}\n",
+        encoding="utf-8",
+    )
+    fake.inject("500")
+    report = generate(ws, chunks=CHUNKS, concurrency=1)
+    assert report.failed_calls == 1 and report.pairs_kept == 9
+    assert list(report.failure_reasons) == ["HTTP 500"]
+    (failure,) = read_jsonl(ws.state_dir / FAILURES_FILE, GenerationFailure)
+    assert failure.reason.startswith("HTTP 500: The server had an error")
+
+
+@pytest.mark.usefixtures("no_llm_env")
+def test_an_unreachable_endpoint_stops_the_run_with_one_line(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
+    monkeypatch.setenv("GOLDSET_MODEL", "m")
+    with pytest.raises(EndpointError, match=f"connection refused to http://127.0.0.1:{port}/v1"):
+        generate(ws, chunks=CHUNKS)
+    assert not ws.pairs_path.exists()
+
+
+def test_a_model_the_server_does_not_know_stops_the_run(ws: Workspace, fake_llm_factory: Any) -> None:
+    fake = fake_llm_factory(known_models={"real-model"}, unknown_model_status=400)
+    with pytest.raises(EndpointError, match="fake-model"):
+        generate(ws, chunks=CHUNKS, concurrency=1)
+    assert fake.calls == 1 and not ws.pairs_path.exists()

@@ -422,23 +422,79 @@ def test_backoff_is_exponential_with_jitter_and_capped(fake_llm: FakeOpenAI) -> 
     assert len(set(waits)) == 5  # jittered, not a fixed schedule
 
 
-def test_unreachable_server_fails_the_call_after_retries(no_llm_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unreachable_server_stops_the_run_at_the_first_call(no_llm_env: None, monkeypatch: pytest.MonkeyPatch
+                                                                ) -> None:
     import socket
 
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://user:pw@127.0.0.1:{port}/v1")
     monkeypatch.setenv("GOLDSET_MODEL", "m")
     endpoint = resolve_endpoint(None, overrides=fast(max_attempts=3))
 
     async def go() -> Any:
         async with LLMClient(endpoint) as llm:
-            return await llm.complete_json(msgs("q"), Answer, schema_name="answer"), llm.stats
+            with pytest.raises(EndpointError) as err:
+                await asyncio.gather(*(llm.complete_json(msgs(f"q{i}"), Answer, schema_name="answer")
+                                       for i in range(4)))
+            with pytest.raises(EndpointError):  # later calls stop at once too
+                await llm.complete_json(msgs("later"), Answer, schema_name="answer")
+            return str(err.value), llm.stats
 
-    result, stats = run(go())
-    assert not result.ok and "cannot connect" in (result.error or "") and str(port) in (result.error or "")
-    assert result.attempts == 3 and stats.retries == 2
+    text, stats = run(go())
+    assert f"connection refused to http://127.0.0.1:{port}/v1" in text and "OPENAI_BASE_URL" in text
+    assert "\n" not in text and "pw" not in text  # no credentials from the URL
+    assert stats.retries == 0 and stats.calls <= 4  # no retry: nothing has ever answered at that address
+
+
+def test_a_lost_connection_after_a_call_succeeded_is_retried(fake_llm: FakeOpenAI) -> None:
+    fake_llm.add_responder("answer", answer_responder)
+    endpoint = resolve_endpoint(None, overrides=fast())
+
+    async def go() -> Any:
+        async with LLMClient(endpoint) as llm:
+            first = await llm.complete_json(msgs("q1"), Answer, schema_name="answer")
+            fake_llm.inject("disconnect")
+            second = await llm.complete_json(msgs("q2"), Answer, schema_name="answer")
+            return first, second, llm.stats
+
+    first, second, stats = run(go())
+    assert first.ok and second.ok and second.attempts == 2 and stats.retries == 1 and fake_llm.calls == 3
+
+
+def test_a_400_naming_an_unknown_model_stops_the_run(fake_llm_factory: Any) -> None:
+    fake = fake_llm_factory(known_models={"real-model"}, unknown_model_status=400)
+    fake.add_responder("answer", answer_responder)
+    endpoint = resolve_endpoint(None, overrides=fast(model="typo-model"))
+
+    async def go() -> Any:
+        async with LLMClient(endpoint) as llm:
+            with pytest.raises(EndpointError) as err:
+                await llm.complete_json(msgs("q"), Answer, schema_name="answer")
+            with pytest.raises(EndpointError):
+                await llm.complete_json(msgs("q2"), Answer, schema_name="answer")
+            return str(err.value)
+
+    text = run(go())
+    assert "typo-model" in text and "HTTP 400" in text and "GOLDSET_MODEL" in text and fake.calls == 1
+
+
+@pytest.mark.parametrize(
+    ("message", "code"),
+    [("The model `typo-model` does not exist or you do not have access to it.", "invalid_request_error"),
+     ("Bad request", "model_not_found")],
+)
+def test_a_400_about_the_model_is_fatal_whatever_its_wording(fake_llm: FakeOpenAI, message: str, code: str) -> None:
+    fake_llm.inject(Fault("400", message=message, code=code))
+    endpoint = resolve_endpoint(None, overrides=fast())
+
+    async def go() -> None:
+        async with LLMClient(endpoint) as llm:
+            await llm.complete_json(msgs("q"), Answer, schema_name="answer")
+
+    with pytest.raises(EndpointError, match="HTTP 400"):
+        run(go())
 
 
 def test_api_key_never_in_logs_even_at_debug(fake_llm: FakeOpenAI, caplog: pytest.LogCaptureFixture,

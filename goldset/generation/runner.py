@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from goldset.config import load_settings
-from goldset.errors import InputError
+from goldset.errors import InputError, RunFailed
 from goldset.generation.estimate import Estimate, estimate
 from goldset.generation.planning import CallPlan, planner_for_run
 from goldset.generation.reply import SCHEMA_NAME, GeneratedPairs
@@ -37,6 +38,9 @@ if TYPE_CHECKING:
     from goldset.llm import CallResult, LLMClient
     from goldset.llm.endpoints import Endpoint
     from goldset.workspace import Workspace
+
+
+_REASON_HEAD = re.compile(r": |; ")
 
 
 @dataclass
@@ -101,8 +105,9 @@ class GenerationReport:
 
     @property
     def failure_reasons(self) -> dict[str, int]:
-        """Failure reasons (call failures, malformed items) with counts, most frequent first."""
-        counts = Counter(f.reason.split(":")[0] for f in self.failures)
+        """Failure reasons (call failures, malformed items) with counts, most frequent first. A reason is counted by
+        its head, the words before its first ": " or "; " (``HTTP 500``, ``the reply does not match the schema``)."""
+        counts = Counter(_REASON_HEAD.split(f.reason, maxsplit=1)[0] for f in self.failures)
         return dict(counts.most_common())
 
 
@@ -205,7 +210,7 @@ def generate(
                     id=hash_obj(["call", res.key]),
                     kind="call",
                     chunk_ids=[c.id for c in plan.chunks],
-                    reason=f"reply never validated: {res.error or 'no reason given'}",
+                    reason=res.error or "the call failed (the client gave no reason)",
                     call_key=res.key,
                 )
             )
@@ -250,6 +255,14 @@ def generate(
         if not (completed and write):
             sink.flush()  # what a stopped run received is kept; a whole run's file is written just below
         report.seconds = time.monotonic() - started
+    if state.chunks_done and state.failed_calls == state.chunks_done:
+        # Nothing worked: record why, but write no dataset (an empty or unchanged one would read as a result).
+        reasons = ", ".join(f"{k} ×{v}" for k, v in list(report.failure_reasons.items())[:3])
+        where = ""
+        if write:
+            path = write_failures(ws, report.failures, {c.id for c in selection.chunks})
+            where = f"; nothing was written to {ws.pairs_path}, the reasons are in {path}"
+        raise RunFailed(f"all {state.chunks_done} generation calls failed ({reasons}){where}")
     report.calls = state.calls
     report.cache_hits = state.cache_hits
     report.failed_calls = state.failed_calls

@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 #: Sent when no key is set and the endpoint is not OpenAI's: local servers (Ollama, vLLM) ignore the key, but
 #: the SDK refuses to build a client without one.
 PLACEHOLDER_KEY = "sk-no-key-required"
+#: Where the SDK sends requests when no base_url is set.
+DEFAULT_OPENAI_URL = "https://api.openai.com/v1"
 #: The model used against api.openai.com when only OPENAI_API_KEY is set.
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 HOW_TO_CONFIGURE = (
@@ -72,6 +74,11 @@ class Endpoint:
     def secrets(self) -> tuple[str, ...]:
         """Strings :func:`goldset.redaction.redact` must remove from anything shown or stored."""
         return (self._api_key,) if self._api_key else ()
+
+    @property
+    def url(self) -> str:
+        """The server's URL without credentials (for messages)."""
+        return _strip_credentials(self.base_url) or DEFAULT_OPENAI_URL
 
     def redact(self, text: str) -> str:
         """``text`` (e.g. a server's error message) on one line with this endpoint's key and any other credential

@@ -2,10 +2,13 @@
 
 A failed request is one of:
 
-* **fatal** — it would fail every call of the run (401/403 authentication or permission, 404 unknown model, a 429
-  ``insufficient_quota``): an :class:`goldset.errors.EndpointError` is raised, remembered, and raised again by
-  every later call without a request, so the run stops at once instead of burning the retry budget;
-* **worth retrying** — 429, 408, 5xx, timeouts, connection errors: one retry is taken from ``retry_budget``
+* **fatal** — it would fail every call of the run (401/403 authentication or permission, 404 or a 400 that names
+  the model — ``model_not_found``, "model … does not exist" —, a 429 ``insufficient_quota``, or no connection to
+  the server at all while no request has ever succeeded — a wrong or dead base URL): an
+  :class:`goldset.errors.EndpointError` is raised, remembered, and raised again by every later call without a
+  request, so the run stops at once instead of burning the retry budget on calls that cannot work;
+* **worth retrying** — 429, 408, 5xx, timeouts, connection errors once the server has answered a request (a
+  server that worked and then dropped a connection or restarted): one retry is taken from ``retry_budget``
   (shared by every call of the client, so it bounds the whole run) and the call waits — exponential backoff with
   jitter, or the server's ``Retry-After``, which pauses *every* call of the client (the limit is the account's);
 * **a refused response format** — a 400/422 about ``response_format`` while ``structured: auto``: the call tries
@@ -20,8 +23,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import re
+import socket
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from goldset.errors import EndpointError
 from goldset.llm.ratelimit import RateLimiter, ratelimit_pause_seconds, retry_after_seconds
@@ -36,6 +41,51 @@ log = logging.getLogger("goldset.llm")
 MAX_SERVER_PAUSE_S = 300.0
 #: Words in a 400 that mean "this server does not support that response_format" (→ fall back to a weaker mode).
 _FORMAT_HINTS = ("response_format", "json_schema", "json_object", "schema", "structured", "guided", "format")
+#: A 400/422 that says the model does not exist (servers differ in code and wording; 404 is fatal anyway).
+_UNKNOWN_MODEL_RE = re.compile(r"\bmodel\b.{0,200}?\b(?:does not exist|not found|not exist)\b", re.IGNORECASE)
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and the exceptions it was raised from, outermost first."""
+    out: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and all(current is not seen for seen in out):
+        out.append(current)
+        current = current.__cause__ or current.__context__
+    return out
+
+
+def _server_message(exc: Any) -> str:
+    """The message of an ``openai.APIStatusError`` as the server wrote it: the ``error.message`` of an
+    OpenAI-style body (the SDK's own ``message`` wraps it in "Error code: N - …", and openai 1.x in the whole body
+    as a Python repr), else the SDK's message."""
+    body = exc.body
+    message = body.get("message") if isinstance(body, dict) else None
+    return message if isinstance(message, str) and message.strip() else str(exc.message)
+
+
+def _attempts(n: int) -> str:
+    return f"{n} attempt" if n == 1 else f"{n} attempts"
+
+
+def connection_failure(exc: BaseException, url: str) -> tuple[bool, str]:
+    """(no connection could be made at all, what happened in words) for an ``openai.APIConnectionError``.
+
+    The SDK's error only says "Connection error."; the cause is further down the chain: ``ConnectError`` of
+    httpx, httpx2 or httpcore (matched by class name, as the SDK runs on either library) when no connection was
+    made — refused, unknown host, TLS handshake —, anything else (the connection dropped mid-request) otherwise.
+    """
+    chain = _chain(exc)
+    connect = any(cls.__name__ == "ConnectError" for e in chain for cls in type(e).__mro__)
+    for e in chain:
+        if isinstance(e, ConnectionRefusedError):
+            return True, f"connection refused to {url}"
+        if isinstance(e, socket.gaierror):
+            return True, f"cannot connect to {url}: unknown host ({e.strerror or e})"
+    detail = str(chain[-1]) or type(chain[-1]).__name__
+    if connect:
+        return True, f"cannot connect to {url}: {detail}"
+    return False, f"connection to {url} lost: {detail}"
 
 
 class CallFailed(Exception):
@@ -62,6 +112,8 @@ class RetryPolicy:
         self.stats = stats
         self.limiter = limiter
         self.budget_left = self.settings.retry_budget
+        #: True once a request got a successful reply: from then on a connection error is worth a retry.
+        self.worked = False
         #: The error that stops the run, once one was seen.
         self.fatal: EndpointError | None = None
         self._sleep = sleep
@@ -80,6 +132,7 @@ class RetryPolicy:
 
     def settle(self, estimate: int, used: int, headers: Mapping[str, str]) -> None:
         """A request got its reply: correct the token estimate and honour exhausted rate-limit headers."""
+        self.worked = True
         self.limiter.settle(estimate, used)
         pause = ratelimit_pause_seconds(headers)
         if pause:
@@ -100,7 +153,7 @@ class RetryPolicy:
         endpoint = self.endpoint
         if isinstance(exc, openai.APIStatusError):
             status = exc.status_code
-            detail = endpoint.redact(exc.message)
+            detail = endpoint.redact(_server_message(exc))
             self.limiter.settle(estimate, 0)  # a refused request used none of our token allowance
             if status in (401, 403):
                 what = "authentication failed" if status == 401 else "permission denied"
@@ -119,6 +172,11 @@ class RetryPolicy:
                     f"endpoint {endpoint}: HTTP 404 ({detail}); check the model name (GOLDSET_MODEL or "
                     f"llm.endpoints.{endpoint.name}.model) and that base_url ends in /v1"
                 )
+            if status in (400, 422) and (exc.code == "model_not_found" or _UNKNOWN_MODEL_RE.search(detail)):
+                raise self._stop(
+                    f"endpoint {endpoint}: the server does not know model {endpoint.model!r} (HTTP {status}: "
+                    f"{detail}); check the model name (GOLDSET_MODEL or llm.endpoints.{endpoint.name}.model)"
+                )
             if status in (400, 422) and can_fall_back and any(h in detail.lower() for h in _FORMAT_HINTS):
                 return True  # a fallback is not a retry: it does not spend the budget
             if status == 429 or status >= 500 or status == 408:
@@ -131,7 +189,14 @@ class RetryPolicy:
             return False
         if isinstance(exc, openai.APIConnectionError):
             self.limiter.settle(estimate, 0)
-            await self.retry(f"cannot connect to {endpoint.base_url or 'api.openai.com'}", attempts, None)
+            no_connection, what = connection_failure(exc, endpoint.url)
+            what = endpoint.redact(what)
+            if no_connection and not self.worked:
+                raise self._stop(
+                    f"endpoint {endpoint.name}: {what}; check that the server is running and the URL "
+                    f"(OPENAI_BASE_URL or llm.endpoints.{endpoint.name}.base_url)"
+                )
+            await self.retry(what, attempts, None)
             return False
         if isinstance(exc, openai.APIResponseValidationError | ValueError):
             raise CallFailed(f"unreadable response from the server: {endpoint.redact(str(exc))[:300]}") from None
@@ -140,7 +205,7 @@ class RetryPolicy:
     async def retry(self, reason: str, attempts: int, server_wait: float | None) -> None:
         """Spend one retry from the budget and wait, or fail the call if none is left."""
         if attempts >= self.settings.max_attempts:
-            raise CallFailed(f"{reason}; gave up after {attempts} attempts")
+            raise CallFailed(f"{reason}; gave up after {_attempts(attempts)}")
         if self.budget_left <= 0:
             raise CallFailed(f"{reason}; the run's retry budget ({self.settings.retry_budget}) is spent")
         self.budget_left -= 1

@@ -21,9 +21,10 @@ answers), ``"malformed"`` (content is not JSON), ``"schema"`` (JSON that violate
 ``x-ratelimit-remaining-requests: 0`` and a reset time), ``"truncated"`` (the responder's content cut after
 ``Fault.keep`` of its characters, half by default, with ``finish_reason: stop``, as a proxy or a broken server may
 send it) and ``"length"`` (the same cut with ``finish_reason: length``, as when a reply hits max_tokens;
-``Fault("length", keep=1.0)`` sends the whole content, which then parses, still marked cut off). Switches:
-``reject_json_schema`` / ``reject_json_object`` answer 400 to those response formats (to test the fallback);
-``known_models`` answers 404 to other models.
+``Fault("length", keep=1.0)`` sends the whole content, which then parses, still marked cut off),
+``"disconnect"`` (the connection is closed without a response). Switches: ``reject_json_schema`` /
+``reject_json_object`` answer 400 to those response formats (to test the fallback); ``known_models`` answers
+``unknown_model_status`` (404, or 400 as some servers do) with ``model_not_found`` to other models.
 ``Fault(kind, retry_after=, delay=, reset=, message=, code=, keep=)`` tunes one fault (e.g. ``Fault("429",
 code="insufficient_quota")``). ``max_in_flight`` is the most chat requests handled at once (to check a
 concurrency bound).
@@ -77,7 +78,7 @@ Responder = Callable[[dict[str, Any]], Any]
 
 FAULT_KINDS = (
     "429", "500", "timeout", "malformed", "schema", "no_usage", "401", "400", "404", "ratelimit_headers",
-    "truncated", "length",
+    "truncated", "length", "disconnect",
 )
 
 
@@ -156,6 +157,7 @@ class FakeOpenAI:
         reject_json_schema: bool = False,
         reject_json_object: bool = False,
         known_models: set[str] | None = None,
+        unknown_model_status: int = 404,
         embedding_dim: int = 64,
     ) -> None:
         self.api_key = api_key
@@ -163,6 +165,7 @@ class FakeOpenAI:
         self.reject_json_schema = reject_json_schema
         self.reject_json_object = reject_json_object
         self.known_models = known_models
+        self.unknown_model_status = unknown_model_status
         self.embedding_dim = embedding_dim
         self.calls = 0
         self.embedding_calls = 0
@@ -262,10 +265,12 @@ class FakeOpenAI:
         if kind == "400":  # echoes the caller's credentials, as some proxies do: the client must redact them
             auth = headers.get("authorization", "")
             text = fault.message or f"Bad request: malformed (sent with Authorization: {auth})"
-            return 400, _error(text, "invalid_request"), extra
+            return 400, _error(text, fault.code or "invalid_request"), extra
         model = body.get("model")
-        if kind == "404" or (self.known_models is not None and model not in self.known_models):
+        if kind == "404":
             return 404, _error(f"The model `{model}` does not exist.", "model_not_found"), extra
+        if self.known_models is not None and model not in self.known_models:
+            return self.unknown_model_status, _error(f"The model `{model}` does not exist.", "model_not_found"), extra
         fmt = (body.get("response_format") or {}).get("type")
         if fmt == "json_schema" and self.reject_json_schema:
             return 400, _error("response_format json_schema is not supported by this server", "bad_format"), extra
@@ -397,6 +402,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         path = self.path.split("?", 1)[0].rstrip("/")
         fault = self.fake._record(path, body, headers)
+        if fault is not None and fault.kind == "disconnect":
+            self.close_connection = True  # no response at all: the client sees the connection drop
+            return
         if path.endswith("/chat/completions"):
             with self.fake._lock:
                 self.fake.in_flight += 1
