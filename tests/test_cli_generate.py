@@ -66,6 +66,24 @@ def test_generate_prints_a_summary_and_reruns_are_free(ws: Workspace, fake: Fake
     assert f"calls 0  cache hits {n_chunks}" in everything.output and fake.calls == n_chunks
 
 
+def test_the_summary_shows_requests_retries_repairs_and_the_budget_left(ws: Workspace, fake: FakeOpenAI) -> None:
+    n_chunks = len(load_chunks(ws))
+    ws.config_path.write_text(
+        ws.config_path.read_text(encoding="utf-8").replace(
+            "llm:\n", "llm:\n  endpoints:\n    default: {backoff_base_s: 0.01, backoff_max_s: 0.02}\n", 1
+        ),
+        encoding="utf-8",
+    )
+    fake.inject(Fault("429", retry_after=0.01), "500", "500", "schema", "500")
+    result = runner.invoke(app, ["generate", "-w", str(ws.root), "-j", "1"])
+    assert result.exit_code == 0, result.output
+    assert fake.calls == n_chunks + 5
+    assert f"chunks {n_chunks}  calls {n_chunks}  cache hits 0  failed calls 0" in result.output
+    assert f"requests {fake.calls} sent  retries 4  repairs 1  format fallbacks 0  retry budget left 16 of 20" in (
+        result.output
+    )
+
+
 def test_dry_run_prints_the_calls_a_run_makes(ws: Workspace, fake: FakeOpenAI) -> None:
     dry = runner.invoke(app, ["generate", "-w", str(ws.root), "--dry-run", "--docs", "zh/*", "--pairs-per-chunk", "4"])
     assert dry.exit_code == 0, dry.output

@@ -216,6 +216,7 @@ def test_fallback_to_json_object_then_text_when_formats_are_rejected(tmp_path: P
         first, second, mode, stats = run(go())
         assert first.ok and second.ok and mode == "text"
         assert stats.retries == 0  # a fallback does not spend the retry budget
+        assert stats.fallbacks == 2 and stats.calls == 2 and stats.requests == 4 == fake.calls
         formats = [(r.body.get("response_format") or {}).get("type") for r in fake.chat_requests()]
         assert formats == ["json_schema", "json_object", None, None]  # the client remembers what works
         text_request = fake.chat_requests()[-1].body["messages"]
@@ -246,7 +247,7 @@ def test_retry_budget_is_shared_and_bounds_the_run(fake_llm: FakeOpenAI, tmp_pat
         with CallJournal(tmp_path / "calls.sqlite") as journal:
             async with LLMClient(endpoint, journal) as llm:
                 results = [await llm.complete_json(msgs(f"q{i}"), Answer, schema_name="answer") for i in range(3)]
-                return results, llm.stats, llm.retry_budget_left
+                return results, llm.stats, llm.stats.retry_budget_left
 
     results, stats, left = run(go())
     assert [r.ok for r in results] == [False, False, False]
@@ -304,7 +305,7 @@ def test_missing_usage_is_estimated_and_prices_give_cost(fake_llm: FakeOpenAI, m
     assert b.cost_usd == pytest.approx((b.usage.prompt_tokens * 2.0 + b.usage.completion_tokens * 8.0) / 1e6)
     assert stats.cost_usd == pytest.approx((a.cost_usd or 0) + (b.cost_usd or 0))
     assert stats.prompt_tokens == a.usage.prompt_tokens + b.usage.prompt_tokens
-    assert stats.unpriced_calls == 0
+    assert stats.unpriced_requests == 0
 
 
 def test_concurrency_is_bounded_at_the_server(fake_llm_factory: Any) -> None:
@@ -631,3 +632,24 @@ def test_finish_reason_length_fails_the_call_even_when_the_reply_parses(fake_llm
     assert stored == 0 and failures == [(result.key, result.error)] and stats.failures == 1
     again, _, stored, _ = run(go())
     assert again.ok and stored == 1 and fake_llm.calls == 2
+
+
+def test_the_counters_are_what_the_server_saw(fake_llm: FakeOpenAI) -> None:
+    fake_llm.add_responder("answer", answer_responder)
+    fake_llm.inject(Fault("429", retry_after=0.01), "500", "schema", "ratelimit_headers", "500")
+    endpoint = resolve_endpoint(None, overrides=fast(concurrency=1, retry_budget=10))
+
+    async def go() -> Any:
+        async with LLMClient(endpoint) as llm:
+            results = [await llm.complete_json(msgs(f"q{i}"), Answer, schema_name="answer") for i in range(4)]
+            return results, llm.stats
+
+    results, stats = run(go())
+    assert all(r.ok for r in results)
+    assert stats.requests == fake_llm.calls == 8 and stats.calls == 4
+    assert (stats.retries, stats.repairs, stats.fallbacks, stats.failures) == (3, 1, 0, 0)
+    assert stats.requests == stats.calls + stats.retries + stats.repairs + stats.fallbacks
+    assert stats.retry_budget == 10 and stats.retry_budget_left == 7
+    assert sum(r.attempts for r in results) == stats.requests
+    assert (stats.prompt_tokens, stats.completion_tokens) == (fake_llm.prompt_tokens, fake_llm.completion_tokens)
+    assert stats.as_dict()["retry_budget_left"] == 7

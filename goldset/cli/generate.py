@@ -92,18 +92,22 @@ def _print_summary(report: GenerationReport) -> None:
         else:
             out.print("Nothing to generate: no chunk matches the selection (check --docs, or run `goldset ingest`).")
         return
+    llm = report.llm
     out.print(
-        f"chunks {report.chunks}  calls {report.calls}  cache hits {report.cache_hits}  "
-        f"failed calls {report.failed_calls}  {report.seconds:.1f}s"
+        f"chunks {report.chunks}  calls {llm.calls}  cache hits {llm.cache_hits}  failed calls {llm.failures}  "
+        f"{report.seconds:.1f}s"
+    )
+    out.print(
+        f"requests {llm.requests} sent  retries {llm.retries}  repairs {llm.repairs}  "
+        f"format fallbacks {llm.fallbacks}  retry budget left {llm.retry_budget_left} of {llm.retry_budget}"
     )
     out.print(
         f"pairs  kept {report.pairs_kept}  rejected {report.pairs_rejected}  malformed {report.items_failed}  "
         f"already present {report.pairs_existing}  asked for but not returned {report.pairs_missing}"
     )
-    cost = _money(None) if report.unpriced_calls else f"${report.cost_usd:.4f}"
     out.print(
-        f"tokens {report.prompt_tokens + report.completion_tokens:,} "
-        f"({report.prompt_tokens:,} prompt + {report.completion_tokens:,} completion)  cost {cost}"
+        f"tokens {llm.tokens:,} ({llm.prompt_tokens:,} prompt + {llm.completion_tokens:,} completion)  "
+        f"cost {_money(llm.cost)}"
     )
     if report.failures:
         reasons = ", ".join(f"{k} ×{v}" for k, v in list(report.failure_reasons.items())[:3])

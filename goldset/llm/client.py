@@ -135,11 +135,6 @@ class LLMClient:
         """Close the HTTP connections."""
         await self.transport.aclose()
 
-    @property
-    def retry_budget_left(self) -> int:
-        """Retries this client may still make (``retry_budget`` is shared by every call of the run)."""
-        return self.policy.budget_left
-
     # -- the public calls ------------------------------------------------------------------------------------
     async def complete_json(
         self,
@@ -289,6 +284,7 @@ class LLMClient:
         convo: list[dict[str, str]] = [dict(m) for m in messages]
         mode = self.mode
         last_reason = ""
+        self.stats.calls += 1
         try:
             while True:
                 sent = convo if mode == "json_schema" else with_instruction(convo, schema_instruction(schema))
@@ -297,7 +293,7 @@ class LLMClient:
                     raise CallFailed(f"{last_reason}; gave up after {attempts} attempts (max_attempts)")
                 await self.policy.before_request(estimate)
                 attempts += 1
-                self.stats.calls += 1
+                self.stats.requests += 1
                 body = chat_body(self.endpoint.model, sent, mode, schema, schema_name, params)
                 try:
                     reply = await self.transport.chat(body, schema_name)
@@ -308,6 +304,7 @@ class LLMClient:
                         log.info("%s rejected response_format %s; trying %s", self.endpoint, mode, _NEXT_MODE[mode])
                         last_reason = f"the server refused response_format {mode}"
                         mode = _NEXT_MODE[mode]  # try this call in the weaker mode (not a retry)
+                        self.stats.fallbacks += 1
                     continue
                 if not reply.has_choice:
                     raise CallFailed("the server returned no choices")

@@ -79,11 +79,12 @@ class Embedder:
         estimate = sum(estimate_llm_tokens(t) for t in texts)
         attempts = 0
         reply: EmbeddingsReply
+        self.stats.calls += 1
         try:
             while True:
                 await self.policy.before_request(estimate)
                 attempts += 1
-                self.stats.calls += 1
+                self.stats.requests += 1
                 try:
                     reply = await self.transport.embeddings(model, texts)
                 except Exception as exc:  # classified by the policy; anything unknown is re-raised

@@ -111,7 +111,7 @@ class RetryPolicy:
         self.settings = endpoint.settings
         self.stats = stats
         self.limiter = limiter
-        self.budget_left = self.settings.retry_budget
+        stats.retry_budget = self.settings.retry_budget
         #: True once a request got a successful reply: from then on a connection error is worth a retry.
         self.worked = False
         #: The error that stops the run, once one was seen.
@@ -206,10 +206,9 @@ class RetryPolicy:
         """Spend one retry from the budget and wait, or fail the call if none is left."""
         if attempts >= self.settings.max_attempts:
             raise CallFailed(f"{reason}; gave up after {_attempts(attempts)}")
-        if self.budget_left <= 0:
+        if self.stats.retry_budget_left <= 0:
             raise CallFailed(f"{reason}; the run's retry budget ({self.settings.retry_budget}) is spent")
-        self.budget_left -= 1
-        self.stats.retries += 1
+        self.stats.retries += 1  # spends one of the budget
         if server_wait is not None:
             # The server's limit is the account's: pause every call of this client, not just this one.
             self.limiter.pause_for(min(server_wait, MAX_SERVER_PAUSE_S))
