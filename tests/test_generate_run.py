@@ -116,7 +116,8 @@ def test_dry_run_estimate_equals_the_real_call_count_and_calls_nothing(ws: Works
     assert est.pairs_requested == 9
     # the prompt-token estimate is close to what the server counted
     assert abs(est.prompt_tokens - fake.prompt_tokens) <= 0.2 * fake.prompt_tokens
-    assert generate(ws, chunks=CHUNKS, dry_run=True).estimate.calls == 1  # only the chunk still without pairs
+    left = generate(ws, chunks=CHUNKS, dry_run=True).estimate
+    assert left is not None and left.calls == 1  # only the chunk still without pairs
     # with --all, the journal already holds 3 of the 4 calls: the estimate knows (keys computed like the client's)
     again = estimate(ws, chunks=CHUNKS, all_chunks=True)
     assert (again.calls, again.cache_hits) == (1, 3)
@@ -232,6 +233,8 @@ def test_the_wire_request_carries_the_schema_and_no_secret_is_written(ws: Worksp
     body = fake.chat_requests()[0].body
     assert body["response_format"]["json_schema"]["name"] == "qa_pairs"
     assert body["response_format"]["json_schema"]["schema"]["properties"]["pairs"]["minItems"] == 1
+    assert "self-contained" in json.dumps(body["response_format"])  # the fields' descriptions are for the model
+    assert "Lenient on purpose" not in json.dumps(body)  # the classes' docstrings are not
     assert body["seed"] == 1
     for path in ws.root.rglob("*"):
         if path.is_file():
@@ -382,3 +385,22 @@ def test_the_report_and_the_progress_count_every_request_the_server_saw(ws: Work
     assert seen[0]["requests"] == 0 and seen[0]["budget left"] == 10
     again = generate(ws, chunks=CHUNKS, all_chunks=True)
     assert again.llm.cache_hits == 4 and again.llm.requests == 0 and fake.calls == 8
+
+
+def test_the_workspace_is_a_workspace_a_path_in_one_or_the_current_folder(
+    ws: Workspace, fake: FakeOpenAI, monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    from goldset.errors import WorkspaceError
+
+    monkeypatch.delenv("GOLDSET_WORKSPACE", raising=False)
+    (ws.root / "sub").mkdir()
+    assert generate(ws.root / "sub", chunks=CHUNKS[:1]).llm.calls == 1
+    monkeypatch.chdir(ws.root / "sub")
+    assert generate(chunks=CHUNKS[:2]).llm.calls == 1  # the first chunk has pairs already
+    assert estimate(chunks=CHUNKS, all_chunks=True).cache_hits == 2
+    assert read_jsonl(ws.pairs_path, QAPair) and fake.calls == 2
+    monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))
+    with pytest.raises(WorkspaceError, match="goldset init"):
+        generate(chunks=CHUNKS)
+    with pytest.raises(WorkspaceError, match="goldset init"):
+        estimate(chunks=CHUNKS)

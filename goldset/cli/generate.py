@@ -47,14 +47,19 @@ def generate(
     settings = load_settings(
         ws, generate={"pairs_per_chunk": pairs_per_chunk, "language": language, "concurrency": concurrency}
     ).generate
-    common = {"limit": limit, "docs": docs, "all_chunks": all_chunks, "settings": settings, "model": model}
     if dry_run:
-        report = run_generate(ws, dry_run=True, no_cache=no_cache, **common)
-        if report.estimate is not None:
-            _print_estimate(report.estimate)
+        from goldset.generation.estimate import estimate
+
+        est = estimate(
+            ws, limit=limit, docs=docs, all_chunks=all_chunks, no_cache=no_cache, settings=settings, model=model
+        )
+        _print_estimate(est)
         return
     with ProgressDisplay() as show:
-        report = run_generate(ws, no_cache=no_cache, progress=show, **common)
+        report = run_generate(
+            ws, limit=limit, docs=docs, all_chunks=all_chunks, no_cache=no_cache, settings=settings, model=model,
+            progress=show,
+        )  # fmt: skip
     _print_summary(report)
 
 

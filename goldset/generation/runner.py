@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from goldset.config import load_settings
-from goldset.errors import InputError, RunFailed
+from goldset.errors import RunFailed
 from goldset.generation.estimate import Estimate, estimate
 from goldset.generation.planning import CallPlan, planner_for_run
 from goldset.generation.reply import SCHEMA_NAME, GeneratedPairs
@@ -34,11 +34,11 @@ from goldset.schema import (
     QAPair,
 )
 from goldset.schema.generation import GenerationFailure
+from goldset.workspace import Workspace, resolve_workspace
 
 if TYPE_CHECKING:
     from goldset.llm import CallResult, LLMClient
     from goldset.llm.endpoints import Endpoint
-    from goldset.workspace import Workspace
 
 
 _REASON_HEAD = re.compile(r": |; ")
@@ -105,7 +105,7 @@ class GenerationProgress:
 
 
 def generate(
-    ws: Workspace | None,
+    ws: Workspace | Path | str | None = None,
     *,
     limit: int | None = None,
     docs: str | None = None,
@@ -122,12 +122,24 @@ def generate(
 ) -> GenerationReport:
     """Generate candidate pairs for the selected chunks and merge them into the workspace's candidates file.
 
-    ``chunks`` replaces the workspace's KB (e.g. for refresh or tests); ``chunk_ids`` restricts the run to those
-    chunks (whether or not they already have pairs). ``dry_run`` calls nothing and returns a report whose
+    ``ws`` is the workspace, a folder inside one, or ``None`` for the one around $GOLDSET_WORKSPACE or the current
+    folder. By default the chunks of its KB that have no pairs yet are asked about, in document order: ``limit``
+    keeps the first N, ``docs`` those of documents matching a glob, ``all_chunks`` takes chunks that already have
+    pairs too (unchanged calls then come from the journal); ``chunks`` replaces the workspace's KB (e.g. for
+    refresh or tests) and ``chunk_ids`` restricts the run to those chunks, whether or not they already have pairs.
+
+    ``settings`` replaces the workspace's ``generate`` section; ``concurrency`` and ``model`` override the endpoint's
+    for this run. ``no_cache`` sends every call even when the journal holds its reply. ``progress`` gets a
+    :class:`goldset.progress.Progress` after each call. ``dry_run`` calls nothing and returns a report whose
     ``estimate`` says what a run would take. ``write=False`` leaves every file alone and returns all the pairs
     the run produced in ``report.new_pairs``, even those whose id is already in the file (for callers that merge
     pairs themselves, such as refresh).
+
+    Raises :class:`goldset.errors.EndpointError` when the endpoint cannot work (none configured, authentication,
+    unknown model, unreachable) and :class:`goldset.errors.RunFailed` when every call failed (the reasons are in
+    ``.goldset/generation_failures.jsonl``; no dataset is written).
     """
+    ws = resolve_workspace(ws)
     settings = settings or load_settings(ws, generate={"concurrency": concurrency}).generate
     if concurrency is not None:
         settings = settings.model_copy(update={"concurrency": concurrency})
@@ -148,8 +160,6 @@ def generate(
         )
     from goldset.llm import CallJournal, LLMClient, resolve_endpoint
 
-    if ws is None:
-        raise InputError("generate needs a workspace (for the endpoint settings and the call journal)")
     overrides: dict[str, Any] = {}
     if settings.concurrency is not None:
         overrides["concurrency"] = settings.concurrency

@@ -49,11 +49,15 @@ def quote_in_text(quote: str, text: str, *, text_form: str | None = None) -> boo
 
 @dataclass
 class ReplyOutcome:
+    """What one reply gave: its pairs (kept or rejected, each with its ``generation`` check) and its items too
+    broken to be pairs."""
+
     pairs: list[QAPair] = field(default_factory=list)
     failures: list[GenerationFailure] = field(default_factory=list)
 
     @property
     def rejected(self) -> int:
+        """Pairs rejected by a check."""
         return sum(1 for p in self.pairs if p.status is PairStatus.rejected)
 
 

@@ -65,6 +65,7 @@ class Endpoint:
 
     @property
     def api_key_set(self) -> bool:
+        """True when a key was found (environment or .env) for this endpoint."""
         return bool(self._api_key)
 
     def client_key(self) -> str:
@@ -94,6 +95,7 @@ class Endpoint:
 
 
 def load_llm_settings(ws: Workspace | None) -> LLMSettings:
+    """The ``llm`` section of the workspace's settings (all layers merged, see :func:`goldset.config.load_settings`)."""
     from goldset.config import load_settings  # not at import: goldset.config imports the llm package's settings
 
     return load_settings(ws).llm

@@ -255,14 +255,15 @@ class FakeOpenAI:
         if kind == "401":
             return 401, _error("Incorrect API key provided: sk-te****3456. You can find your API key at "
                                "https://platform.openai.com/account/api-keys.", "invalid_api_key"), extra
-        if kind == "429":
+        if fault is not None and fault.kind == "429":
             extra = {"retry-after": str(max(0, math.ceil(fault.retry_after))),
                      "retry-after-ms": str(int(fault.retry_after * 1000))}
             text = fault.message or "Rate limit reached for requests"
             return 429, _error(text, fault.code or "rate_limit_exceeded"), extra
         if kind == "500":
             return 500, _error("The server had an error while processing your request.", "server_error"), extra
-        if kind == "400":  # echoes the caller's credentials, as some proxies do: the client must redact them
+        if fault is not None and fault.kind == "400":
+            # echoes the caller's credentials, as some proxies do: the client must redact them
             auth = headers.get("authorization", "")
             text = fault.message or f"Bad request: malformed (sent with Authorization: {auth})"
             return 400, _error(text, fault.code or "invalid_request"), extra
@@ -276,7 +277,7 @@ class FakeOpenAI:
             return 400, _error("response_format json_schema is not supported by this server", "bad_format"), extra
         if fmt == "json_object" and self.reject_json_object:
             return 400, _error("response_format json_object is not supported by this server", "bad_format"), extra
-        if kind == "timeout":
+        if fault is not None and fault.kind == "timeout":
             time.sleep(fault.delay)
         if self.latency_s:
             time.sleep(self.latency_s)
@@ -308,7 +309,7 @@ class FakeOpenAI:
             with self._lock:
                 self.prompt_tokens += prompt
                 self.completion_tokens += completion
-        if kind == "ratelimit_headers":
+        if fault is not None and fault.kind == "ratelimit_headers":
             extra = {"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": fault.reset,
                      "x-ratelimit-remaining-tokens": "100000", "x-ratelimit-reset-tokens": "1s"}
         return 200, reply, extra
