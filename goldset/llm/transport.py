@@ -11,9 +11,8 @@ whole request, schema included, against its TypedDict annotations (``async_trans
 event loop), which maps aliases and encodes files and dates (a body of plain strings and numbers such as this one
 comes out of it unchanged), then builds the whole ``ChatCompletion`` object tree (~0.2 ms). The body sent is what
 ``create`` sends, key for key; auth, default headers, timeouts and the error classes are still the SDK's, and
-:func:`read_chat_reply` reads the few fields goldset uses straight from the JSON. ``httpx.Response`` is accepted as
-``cast_to`` by every openai release from 1.x (httpx) to 3.x (httpx2, once httpx is imported); the object returned
-is the response of whichever HTTP library the SDK runs on, and both have ``headers`` and ``json()``.
+:func:`read_chat_reply` reads the few fields goldset uses straight from the JSON. ``cast_to`` is the response class
+of the HTTP library the SDK runs on (:func:`sdk_response_class`), which every release accepts.
 """
 
 from __future__ import annotations
@@ -71,6 +70,21 @@ def chat_body(
         body["seed"] = params["seed"]
     body["temperature"] = params["temperature"]
     return body
+
+
+def sdk_response_class() -> Any:
+    """The HTTP response class the installed openai SDK returns as is when given as ``post``'s ``cast_to``: that of
+    httpx2 for openai 3.x, which runs on it, that of httpx for the 1.x and 2.x releases. (3.x also accepts httpx's
+    class, but only once httpx is imported: importing it for that would cost ~5 MB and ~50 ms per process.)"""
+    import openai
+
+    if int(openai.__version__.split(".", 1)[0]) >= 3:
+        import httpx2  # type: ignore[import-not-found,unused-ignore]
+
+        return httpx2.Response
+    import httpx
+
+    return httpx.Response
 
 
 def _text_or_none(value: Any, field: str) -> str | None:
@@ -135,10 +149,9 @@ class Transport:
     def sdk(self) -> Any:
         """The ``openai.AsyncOpenAI`` client, built on first use (importing openai costs ~0.5 s)."""
         if self._client is None:
-            import httpx
             from openai import AsyncOpenAI
 
-            self._response_type = httpx.Response
+            self._response_type = sdk_response_class()
             self._client = AsyncOpenAI(
                 api_key=self.endpoint.client_key(),
                 base_url=self.endpoint.base_url,
