@@ -10,6 +10,7 @@ Typical use::
             result = await llm.complete_json(messages, MySchema, schema_name="qa_pairs")
             if result.ok: ...  # result.value is a validated MySchema
             else: ...          # result.error says why (redacted); the run goes on
+            llm.stats          # CallStats: calls, HTTP requests, retries, repairs, cache hits, tokens, cost
 
 Nothing here imports openai at module level (it is imported on first use), so importing this package is cheap.
 """

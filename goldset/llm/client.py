@@ -17,8 +17,9 @@ Outcomes of :meth:`LLMClient.complete_json`:
 
 * a validated pydantic object (``CallResult.ok``), committed to the journal before it is returned;
 * ``CallResult(value=None, error=reason)`` when retries run out, the call times out, the server rejects the
-  request, or the reply still fails validation after one repair attempt (the model is shown its validation
-  error). The failure is recorded in the journal, never served from it, and the run goes on;
+  request, the reply is cut off (``finish_reason`` length or content_filter: no repair, it would be cut off again),
+  or the reply is still not one valid JSON document matching the schema after one repair attempt (the model is
+  shown its error). The failure is recorded in the journal, never served from it, and the run goes on;
 * :class:`goldset.errors.EndpointError` for errors that would fail every call (see :mod:`goldset.llm.retry`):
   the run stops at once instead of burning retries.
 
