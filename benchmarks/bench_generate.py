@@ -27,10 +27,9 @@ sys.path.insert(0, str(ROOT))
 
 from _results import machine, write_section  # noqa: E402 (benchmarks/ is on sys.path when run)
 
-from goldset.config import Workspace  # noqa: E402
 from goldset.generation.runner import generate  # noqa: E402
 from goldset.kb import ingest  # noqa: E402
-from goldset.workspace import init_workspace  # noqa: E402
+from goldset.workspace import Workspace, init_workspace  # noqa: E402
 from tests.helpers.fake_openai import FakeOpenAI  # noqa: E402
 
 KB = ROOT.parent / "shared" / "kb" / "fastapi-en-0.141.1"
@@ -128,20 +127,20 @@ def measure(kb_dir: Path, base_url: str, concurrency: int) -> dict:
         t1 = time.perf_counter()
         noop = generate(ws, concurrency=concurrency)
         noop_s = time.perf_counter() - t1
-    sdk_rate, sdk_slowest = raw_sdk_ceiling(base_url, first.calls, concurrency)
+    sdk_rate, sdk_slowest = raw_sdk_ceiling(base_url, first.llm.calls, concurrency)
     wall = t_end - t0
     return {
         "n_chunks": len(kb.chunks),
         "ingest_s": ingest_s,
         "report": first,
         "wall": wall,
-        "whole": first.calls / wall,
+        "whole": first.llm.calls / wall,
         "to_first_call": arrivals[0] - t0,
-        "calls_phase": first.calls / (t_end - arrivals[0]),
+        "calls_phase": first.llm.calls / (t_end - arrivals[0]),
         "steady": steady_rate(arrivals),
         "sdk": sdk_rate,
         "sdk_slowest": sdk_slowest,
-        "cpu_per_call_ms": 1000 * cpu / max(1, first.calls),
+        "cpu_per_call_ms": 1000 * cpu / max(1, first.llm.calls),
         "rss_before": rss_before,
         "rss_after": rss_after,
         "rerun": rerun,
@@ -187,7 +186,7 @@ def main() -> int:
 
     first = runs[0]["report"]
     pairs = first.pairs_kept + first.pairs_rejected
-    calls_per_pair = first.calls / first.pairs_kept if first.pairs_kept else float("inf")
+    calls_per_pair = first.llm.calls / first.pairs_kept if first.pairs_kept else float("inf")
     lines = [
         f"Machine: {machine()}; load average {load:.2f} at the start (the machine is shared: figures vary with "
         "load). Script: `benchmarks/bench_generate.py`.",
@@ -206,14 +205,16 @@ def main() -> int:
         f"| calls/s, first call sent → run returned (incl. validation and writes) | {rate('calls_phase')} | ≥ 90% |",
         f"| calls/s, steady state (10th–90th percentile of server arrivals) | {rate('steady')} | |",
         f"| reference: bare openai SDK, same server, calls and concurrency | {rate('sdk')} | |",
-        f"| calls per run (wall {med('wall'):.2f} s) | {first.calls} ({first.failed_calls} failed) | |",
+        f"| calls per run (wall {med('wall'):.2f} s) | {first.llm.calls} ({first.llm.requests} requests, "
+        f"{first.llm.failures} failed) | |",
         f"| CPU time of the process per call (LLM client + SDK + generation's own work, whole run incl. start) "
         f"| {med('cpu_per_call_ms'):.2f} ms | |",
         f"| pairs | {pairs} ({first.pairs_kept} kept, {first.pairs_rejected} rejected) | |",
         f"| LLM calls per kept candidate pair | {calls_per_pair:.2f} | ≤ 0.5 |",
         f"| peak RSS of the process (after ingest → after generation, first run) | {runs[0]['rss_before']:.0f} MB → "
         f"{runs[0]['rss_after']:.0f} MB | |",
-        f"| unchanged re-run, `--all` ({runs[0]['rerun'].cache_hits} cache hits, {runs[0]['rerun'].calls} calls) "
+        f"| unchanged re-run, `--all` ({runs[0]['rerun'].llm.cache_hits} cache hits, "
+        f"{runs[0]['rerun'].llm.calls} calls) "
         f"| {med('rerun_s'):.2f} s | |",
         f"| unchanged re-run, default selection ({runs[0]['noop'].chunks} chunks to do) | {med('noop_s'):.2f} s | |",
         f"| not in the figures above: `import openai`, once per process (cold) | {openai_import_s:.2f} s | |",

@@ -111,7 +111,7 @@ def main() -> None:
             puts = sorted(journal.put_seconds)
         out["puts"] = (len(puts), sum(puts) / len(puts), puts[len(puts) // 2], puts[int(0.99 * len(puts))], puts[-1])
         out["overhead"] = (len(chunks), wall_nojournal, wall_journal, ok, stats.prompt_tokens, stats.completion_tokens)
-        out["cache"] = (hit_wall, hit_stats.cache_hits, hit_stats.calls)
+        out["cache"] = (hit_wall, hit_stats.cache_hits, hit_stats.requests)
         size = sum(p.stat().st_size for p in Path(tmp).iterdir())
         out["journal_bytes"] = size / len(chunks)
 
@@ -155,7 +155,7 @@ def main() -> None:
         wall, fstats, fresults = asyncio.run(run_calls(ep, load_chunks(200), None))
         fake.clear_faults()
         out["faults"] = (wall, sum(r.ok for r in fresults), fstats.retries, fstats.repairs, fstats.failures,
-                         fstats.calls)
+                         fstats.requests)
     write_report(out)
 
 

@@ -20,7 +20,7 @@ from goldset.io import read_jsonl
 from goldset.kb import ingest, load_chunks
 from goldset.schema import QAPair
 from goldset.workspace import Workspace, init_workspace
-from tests.helpers.fake_openai import FakeOpenAI, start_subprocess
+from tests.helpers.fake_openai import FakeOpenAI, Fault, start_subprocess
 from tests.helpers.responders import qa_responder
 
 DOCS = Path(__file__).parent / "fixtures" / "generate" / "docs"
@@ -66,6 +66,24 @@ def test_generate_prints_a_summary_and_reruns_are_free(ws: Workspace, fake: Fake
     assert f"calls 0  cache hits {n_chunks}" in everything.output and fake.calls == n_chunks
 
 
+def test_the_summary_shows_requests_retries_repairs_and_the_budget_left(ws: Workspace, fake: FakeOpenAI) -> None:
+    n_chunks = len(load_chunks(ws))
+    ws.config_path.write_text(
+        ws.config_path.read_text(encoding="utf-8").replace(
+            "llm:\n", "llm:\n  endpoints:\n    default: {backoff_base_s: 0.01, backoff_max_s: 0.02}\n", 1
+        ),
+        encoding="utf-8",
+    )
+    fake.inject(Fault("429", retry_after=0.01), "500", "500", "schema", "500")
+    result = runner.invoke(app, ["generate", "-w", str(ws.root), "-j", "1"])
+    assert result.exit_code == 0, result.output
+    assert fake.calls == n_chunks + 5
+    assert f"chunks {n_chunks}  calls {n_chunks}  cache hits 0  failed calls 0" in result.output
+    assert f"requests {fake.calls} sent  retries 4  repairs 1  format fallbacks 0  retry budget left 16 of 20" in (
+        result.output
+    )
+
+
 def test_dry_run_prints_the_calls_a_run_makes(ws: Workspace, fake: FakeOpenAI) -> None:
     dry = runner.invoke(app, ["generate", "-w", str(ws.root), "--dry-run", "--docs", "zh/*", "--pairs-per-chunk", "4"])
     assert dry.exit_code == 0, dry.output
@@ -86,6 +104,38 @@ def test_no_endpoint_is_one_line_saying_how_to_set_one(ws: Workspace) -> None:
     lines = [line for line in result.output.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: ")
     assert "OPENAI_API_KEY" in lines[0] and "OPENAI_BASE_URL" in lines[0]
+    assert not ws.pairs_path.exists()
+
+
+def test_a_run_in_which_nothing_worked_exits_3_and_writes_no_dataset(ws: Workspace, fake: FakeOpenAI) -> None:
+    n_chunks = len(load_chunks(ws))
+    ws.config_path.write_text(
+        ws.config_path.read_text(encoding="utf-8").replace("llm:\n", "llm:\n  endpoints:\n    default: "
+                                                          "{max_attempts: 1}\n", 1),
+        encoding="utf-8",
+    )
+    fake.inject(*[Fault("400", message="context length exceeded")] * n_chunks)
+    result = runner.invoke(app, ["generate", "-w", str(ws.root)])
+    assert result.exit_code == 3, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "HTTP 400" in lines[0]
+    assert "Next: goldset filter" not in result.output and not ws.pairs_path.exists()
+    assert (ws.state_dir / "generation_failures.jsonl").exists() and fake.calls == n_chunks
+
+
+@pytest.mark.usefixtures("no_llm_env")
+def test_an_unreachable_base_url_is_one_line_and_exit_2(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
+    monkeypatch.setenv("GOLDSET_MODEL", "m")
+    result = runner.invoke(app, ["generate", "-w", str(ws.root)])
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and f"connection refused to http://127.0.0.1:{port}/v1" in lines[0]
     assert not ws.pairs_path.exists()
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from goldset.errors import EndpointError
 from goldset.llm import CallJournal, LLMClient, resolve_endpoint
@@ -22,6 +22,20 @@ class Answer(BaseModel):
 def answer_responder(body: dict[str, Any]) -> dict[str, Any]:
     question = body["messages"][-1]["content"] if body["messages"][-1]["role"] == "user" else ""
     return {"answer": f"about {question}", "score": len(question)}
+
+
+class Entry(BaseModel):
+    name: str
+
+
+class Listing(BaseModel):
+    """Shaped like an older generation reply: a list with a default, whose items are objects."""
+
+    entries: list[Entry] = Field(default_factory=list)
+
+
+def listing_responder(body: dict[str, Any]) -> dict[str, Any]:
+    return {"entries": [{"name": f"entry number {i}"} for i in range(4)]}
 
 
 def msgs(text: str) -> list[dict[str, str]]:
@@ -168,7 +182,7 @@ def test_never_valid_reply_is_a_recorded_failure_and_run_goes_on(fake_llm: FakeO
 
     bad, good, failures, stats = run(go())
     assert not bad.ok and bad.value is None
-    assert "not JSON" in (bad.error or "") and "repair" in (bad.error or "")
+    assert "not valid JSON" in (bad.error or "") and "repair" in (bad.error or "")
     assert good.ok
     assert failures == [(bad.key, bad.error)]
     assert stats.failures == 1
@@ -202,6 +216,7 @@ def test_fallback_to_json_object_then_text_when_formats_are_rejected(tmp_path: P
         first, second, mode, stats = run(go())
         assert first.ok and second.ok and mode == "text"
         assert stats.retries == 0  # a fallback does not spend the retry budget
+        assert stats.fallbacks == 2 and stats.calls == 2 and stats.requests == 4 == fake.calls
         formats = [(r.body.get("response_format") or {}).get("type") for r in fake.chat_requests()]
         assert formats == ["json_schema", "json_object", None, None]  # the client remembers what works
         text_request = fake.chat_requests()[-1].body["messages"]
@@ -232,7 +247,7 @@ def test_retry_budget_is_shared_and_bounds_the_run(fake_llm: FakeOpenAI, tmp_pat
         with CallJournal(tmp_path / "calls.sqlite") as journal:
             async with LLMClient(endpoint, journal) as llm:
                 results = [await llm.complete_json(msgs(f"q{i}"), Answer, schema_name="answer") for i in range(3)]
-                return results, llm.stats, llm.retry_budget_left
+                return results, llm.stats, llm.stats.retry_budget_left
 
     results, stats, left = run(go())
     assert [r.ok for r in results] == [False, False, False]
@@ -290,7 +305,7 @@ def test_missing_usage_is_estimated_and_prices_give_cost(fake_llm: FakeOpenAI, m
     assert b.cost_usd == pytest.approx((b.usage.prompt_tokens * 2.0 + b.usage.completion_tokens * 8.0) / 1e6)
     assert stats.cost_usd == pytest.approx((a.cost_usd or 0) + (b.cost_usd or 0))
     assert stats.prompt_tokens == a.usage.prompt_tokens + b.usage.prompt_tokens
-    assert stats.unpriced_calls == 0
+    assert stats.unpriced_requests == 0
 
 
 def test_concurrency_is_bounded_at_the_server(fake_llm_factory: Any) -> None:
@@ -408,23 +423,79 @@ def test_backoff_is_exponential_with_jitter_and_capped(fake_llm: FakeOpenAI) -> 
     assert len(set(waits)) == 5  # jittered, not a fixed schedule
 
 
-def test_unreachable_server_fails_the_call_after_retries(no_llm_env: None, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unreachable_server_stops_the_run_at_the_first_call(no_llm_env: None, monkeypatch: pytest.MonkeyPatch
+                                                                ) -> None:
     import socket
 
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://user:pw@127.0.0.1:{port}/v1")
     monkeypatch.setenv("GOLDSET_MODEL", "m")
     endpoint = resolve_endpoint(None, overrides=fast(max_attempts=3))
 
     async def go() -> Any:
         async with LLMClient(endpoint) as llm:
-            return await llm.complete_json(msgs("q"), Answer, schema_name="answer"), llm.stats
+            with pytest.raises(EndpointError) as err:
+                await asyncio.gather(*(llm.complete_json(msgs(f"q{i}"), Answer, schema_name="answer")
+                                       for i in range(4)))
+            with pytest.raises(EndpointError):  # later calls stop at once too
+                await llm.complete_json(msgs("later"), Answer, schema_name="answer")
+            return str(err.value), llm.stats
 
-    result, stats = run(go())
-    assert not result.ok and "cannot connect" in (result.error or "") and str(port) in (result.error or "")
-    assert result.attempts == 3 and stats.retries == 2
+    text, stats = run(go())
+    assert f"connection refused to http://127.0.0.1:{port}/v1" in text and "OPENAI_BASE_URL" in text
+    assert "\n" not in text and "pw" not in text  # no credentials from the URL
+    assert stats.retries == 0 and stats.calls <= 4  # no retry: nothing has ever answered at that address
+
+
+def test_a_lost_connection_after_a_call_succeeded_is_retried(fake_llm: FakeOpenAI) -> None:
+    fake_llm.add_responder("answer", answer_responder)
+    endpoint = resolve_endpoint(None, overrides=fast())
+
+    async def go() -> Any:
+        async with LLMClient(endpoint) as llm:
+            first = await llm.complete_json(msgs("q1"), Answer, schema_name="answer")
+            fake_llm.inject("disconnect")
+            second = await llm.complete_json(msgs("q2"), Answer, schema_name="answer")
+            return first, second, llm.stats
+
+    first, second, stats = run(go())
+    assert first.ok and second.ok and second.attempts == 2 and stats.retries == 1 and fake_llm.calls == 3
+
+
+def test_a_400_naming_an_unknown_model_stops_the_run(fake_llm_factory: Any) -> None:
+    fake = fake_llm_factory(known_models={"real-model"}, unknown_model_status=400)
+    fake.add_responder("answer", answer_responder)
+    endpoint = resolve_endpoint(None, overrides=fast(model="typo-model"))
+
+    async def go() -> Any:
+        async with LLMClient(endpoint) as llm:
+            with pytest.raises(EndpointError) as err:
+                await llm.complete_json(msgs("q"), Answer, schema_name="answer")
+            with pytest.raises(EndpointError):
+                await llm.complete_json(msgs("q2"), Answer, schema_name="answer")
+            return str(err.value)
+
+    text = run(go())
+    assert "typo-model" in text and "HTTP 400" in text and "GOLDSET_MODEL" in text and fake.calls == 1
+
+
+@pytest.mark.parametrize(
+    ("message", "code"),
+    [("The model `typo-model` does not exist or you do not have access to it.", "invalid_request_error"),
+     ("Bad request", "model_not_found")],
+)
+def test_a_400_about_the_model_is_fatal_whatever_its_wording(fake_llm: FakeOpenAI, message: str, code: str) -> None:
+    fake_llm.inject(Fault("400", message=message, code=code))
+    endpoint = resolve_endpoint(None, overrides=fast())
+
+    async def go() -> None:
+        async with LLMClient(endpoint) as llm:
+            await llm.complete_json(msgs("q"), Answer, schema_name="answer")
+
+    with pytest.raises(EndpointError, match="HTTP 400"):
+        run(go())
 
 
 def test_api_key_never_in_logs_even_at_debug(fake_llm: FakeOpenAI, caplog: pytest.LogCaptureFixture,
@@ -507,3 +578,78 @@ def test_a_waiter_makes_the_call_itself_when_the_owner_is_cancelled(fake_llm: Fa
     owner_cancelled, result = run(go())
     assert owner_cancelled and result.ok and not result.cached
     assert fake_llm.calls == 2
+
+
+def test_a_cut_off_reply_gets_a_repair_and_only_the_whole_reply_is_kept(fake_llm: FakeOpenAI, tmp_path: Path) -> None:
+    """Half a JSON document holds complete inner objects; none of them may pass for the reply."""
+    fake_llm.add_responder("listing", listing_responder)
+    fake_llm.inject("truncated")
+    endpoint = resolve_endpoint(None, overrides=fast())
+
+    async def go() -> Any:
+        with CallJournal(tmp_path / "calls.sqlite") as journal:
+            async with LLMClient(endpoint, journal) as llm:
+                return await llm.complete_json(msgs("q"), Listing, schema_name="listing"), llm.stats
+
+    result, stats = run(go())
+    assert result.ok and result.attempts == 2 and stats.repairs == 1
+    assert result.value == Listing.model_validate(listing_responder({}))
+    repair = fake_llm.chat_requests()[1].body["messages"][-1]["content"]
+    assert "not valid JSON" in repair
+
+
+def test_a_reply_cut_off_twice_fails_and_is_not_cached(fake_llm: FakeOpenAI, tmp_path: Path) -> None:
+    fake_llm.add_responder("listing", listing_responder)
+    fake_llm.inject("truncated", "truncated")
+    endpoint = resolve_endpoint(None, overrides=fast())
+
+    async def go() -> Any:
+        with CallJournal(tmp_path / "calls.sqlite") as journal:
+            async with LLMClient(endpoint, journal) as llm:
+                return await llm.complete_json(msgs("q"), Listing, schema_name="listing"), journal.count()
+
+    result, stored = run(go())
+    assert not result.ok and "not valid JSON" in (result.error or "") and stored == 0
+    again, stored = run(go())  # a healthy server now: the call is made again, and kept
+    assert again.ok and not again.cached and stored == 1 and fake_llm.calls == 3
+
+
+def test_finish_reason_length_fails_the_call_even_when_the_reply_parses(fake_llm: FakeOpenAI, tmp_path: Path) -> None:
+    fake_llm.add_responder("answer", answer_responder)
+    fake_llm.inject(Fault("length", keep=1.0))
+    endpoint = resolve_endpoint(None, overrides=fast(max_tokens=50))
+
+    async def go() -> Any:
+        with CallJournal(tmp_path / "calls.sqlite") as journal:
+            async with LLMClient(endpoint, journal) as llm:
+                res = await llm.complete_json(msgs("q"), Answer, schema_name="answer")
+                return res, llm.stats, journal.count(), journal.failures()
+
+    result, stats, stored, failures = run(go())
+    assert not result.ok and result.attempts == 1 and fake_llm.calls == 1  # no repair: it would be cut off again
+    assert "cut off" in (result.error or "") and "max_tokens" in (result.error or "")
+    assert "finish_reason" in (result.error or "") and "50" in (result.error or "")
+    assert stored == 0 and failures == [(result.key, result.error)] and stats.failures == 1
+    again, _, stored, _ = run(go())
+    assert again.ok and stored == 1 and fake_llm.calls == 2
+
+
+def test_the_counters_are_what_the_server_saw(fake_llm: FakeOpenAI) -> None:
+    fake_llm.add_responder("answer", answer_responder)
+    fake_llm.inject(Fault("429", retry_after=0.01), "500", "schema", "ratelimit_headers", "500")
+    endpoint = resolve_endpoint(None, overrides=fast(concurrency=1, retry_budget=10))
+
+    async def go() -> Any:
+        async with LLMClient(endpoint) as llm:
+            results = [await llm.complete_json(msgs(f"q{i}"), Answer, schema_name="answer") for i in range(4)]
+            return results, llm.stats
+
+    results, stats = run(go())
+    assert all(r.ok for r in results)
+    assert stats.requests == fake_llm.calls == 8 and stats.calls == 4
+    assert (stats.retries, stats.repairs, stats.fallbacks, stats.failures) == (3, 1, 0, 0)
+    assert stats.requests == stats.calls + stats.retries + stats.repairs + stats.fallbacks
+    assert stats.retry_budget == 10 and stats.retry_budget_left == 7
+    assert sum(r.attempts for r in results) == stats.requests
+    assert (stats.prompt_tokens, stats.completion_tokens) == (fake_llm.prompt_tokens, fake_llm.completion_tokens)
+    assert stats.as_dict()["retry_budget_left"] == 7

@@ -47,17 +47,41 @@ def test_free_form_maps_are_sent_non_strict() -> None:
     "text",
     [
         '{"items": [{"quote": "a"}]}',
+        '  \n{"items": [{"quote": "a"}]}\n\n',
         '```json\n{"items": [{"quote": "a"}]}\n```',
-        'Sure! Here it is:\n{"items": [{"quote": "a"}]}\nHope this helps.',
+        '```\n{"items": [{"quote": "a"}]}\n```\n',
         '<think>maybe {"items": []} ... no</think>\n{"items": [{"quote": "a"}]}',
+        '<think>hmm</think>\n```json\n{"items": [{"quote": "a"}]}\n```',
     ],
 )
-def test_extract_json_from_chatty_replies(text: str) -> None:
+def test_a_reply_is_the_whole_document_with_only_whitespace_a_fence_or_a_leading_think_block(text: str) -> None:
     assert parse_reply(text, Reply).items[0].quote == "a"
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        # cut off: the first complete inner object must not be taken for the reply
+        '{"items": [{"quote": "a"}, {"quote": "b"}, {"quo',
+        '```json\n{"items": [{"quote": "a"}, {"quote": "b"}',
+        # prose around the JSON, or two documents
+        'Sure! Here it is:\n{"items": [{"quote": "a"}]}\nHope this helps.',
+        '{"items": [{"quote": "a"}]}\nHope this helps.',
+        '{"items": [{"quote": "a"}]} {"items": []}',
+        'Here:\n```json\n{"items": [{"quote": "a"}]}\n```',
+        '```json\n{"items": [{"quote": "a"}]}\n```\n```json\n{"items": []}\n```',
+        '{"items": [{"quote": "a"}]}</think>',
+        '<think>unfinished {"items": [{"quote": "a"}]}',
+    ],
+)
+def test_anything_else_is_not_a_reply(text: str) -> None:
+    with pytest.raises(ReplyError, match=r"not valid JSON|not one JSON document") as err:
+        extract_json(text)
+    assert "\n" not in str(err.value)
+
+
 def test_unparseable_and_invalid_replies_give_one_line_reasons() -> None:
-    with pytest.raises(ReplyError, match="not JSON"):
+    with pytest.raises(ReplyError, match="not valid JSON"):
         extract_json("I cannot help with that.")
     with pytest.raises(ReplyError, match="empty"):
         extract_json("  <think>hmm</think> ")

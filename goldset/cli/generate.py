@@ -47,14 +47,19 @@ def generate(
     settings = load_settings(
         ws, generate={"pairs_per_chunk": pairs_per_chunk, "language": language, "concurrency": concurrency}
     ).generate
-    common = {"limit": limit, "docs": docs, "all_chunks": all_chunks, "settings": settings, "model": model}
     if dry_run:
-        report = run_generate(ws, dry_run=True, no_cache=no_cache, **common)
-        if report.estimate is not None:
-            _print_estimate(report.estimate)
+        from goldset.generation.estimate import estimate
+
+        est = estimate(
+            ws, limit=limit, docs=docs, all_chunks=all_chunks, no_cache=no_cache, settings=settings, model=model
+        )
+        _print_estimate(est)
         return
     with ProgressDisplay() as show:
-        report = run_generate(ws, no_cache=no_cache, progress=show, **common)
+        report = run_generate(
+            ws, limit=limit, docs=docs, all_chunks=all_chunks, no_cache=no_cache, settings=settings, model=model,
+            progress=show,
+        )  # fmt: skip
     _print_summary(report)
 
 
@@ -92,18 +97,22 @@ def _print_summary(report: GenerationReport) -> None:
         else:
             out.print("Nothing to generate: no chunk matches the selection (check --docs, or run `goldset ingest`).")
         return
+    llm = report.llm
     out.print(
-        f"chunks {report.chunks}  calls {report.calls}  cache hits {report.cache_hits}  "
-        f"failed calls {report.failed_calls}  {report.seconds:.1f}s"
+        f"chunks {report.chunks}  calls {llm.calls}  cache hits {llm.cache_hits}  failed calls {llm.failures}  "
+        f"{report.seconds:.1f}s"
+    )
+    out.print(
+        f"requests {llm.requests} sent  retries {llm.retries}  repairs {llm.repairs}  "
+        f"format fallbacks {llm.fallbacks}  retry budget left {llm.retry_budget_left} of {llm.retry_budget}"
     )
     out.print(
         f"pairs  kept {report.pairs_kept}  rejected {report.pairs_rejected}  malformed {report.items_failed}  "
-        f"already present {report.pairs_existing}"
+        f"already present {report.pairs_existing}  asked for but not returned {report.pairs_missing}"
     )
-    cost = _money(None) if report.unpriced_calls else f"${report.cost_usd:.4f}"
     out.print(
-        f"tokens {report.prompt_tokens + report.completion_tokens:,} "
-        f"({report.prompt_tokens:,} prompt + {report.completion_tokens:,} completion)  cost {cost}"
+        f"tokens {llm.tokens:,} ({llm.prompt_tokens:,} prompt + {llm.completion_tokens:,} completion)  "
+        f"cost {_money(llm.cost)}"
     )
     if report.failures:
         reasons = ", ".join(f"{k} ×{v}" for k, v in list(report.failure_reasons.items())[:3])

@@ -13,8 +13,16 @@ chunk after whitespace normalisation, language). Nothing is dropped silently:
 
 * an item that is a well-formed pair but fails a check is kept as ``status=rejected`` with
   ``checks["generation"]`` giving the reason;
-* an item too broken to be a pair (empty question, unknown type) and a call whose reply never validated are
-  written to ``.goldset/generation_failures.jsonl`` with the reason.
+* an item too broken to be a pair (empty question, unknown type) and a call that failed (its reason says how:
+  ``HTTP 500: …``, the reply still invalid after the repair attempt, cut off at max_tokens…) are written to
+  ``.goldset/generation_failures.jsonl``;
+* a run whose calls *all* failed raises :class:`goldset.errors.RunFailed` after writing that file, and writes no
+  dataset; an endpoint that cannot work at all (authentication, unknown model, unreachable) stops the run at the
+  first call with :class:`goldset.errors.EndpointError`.
+
+:class:`GenerationReport` counts what happened; its ``llm`` field is the LLM client's own
+:class:`goldset.llm.CallStats` (calls, HTTP requests, retries, repairs, cache hits, tokens, cost, the retry budget
+left).
 
 The candidates file (``data/pairs.jsonl``) is rewritten sorted, through a temp file and a rename, as batches
 complete; pairs already in it (any status, reviewed or not) are never replaced or lost.

@@ -14,14 +14,20 @@ from goldset.generation.settings import GenerateSettings
 from goldset.schema import (
     Chunk,
 )
+from goldset.workspace import Workspace, resolve_workspace
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from goldset.llm.endpoints import Endpoint
-    from goldset.workspace import Workspace
 
 
 @dataclass
 class Estimate:
+    """What a run would take (:func:`estimate`): chunks asked about, calls to pay and calls the journal holds,
+    chunks left out (too small, or with pairs already), tokens and dollars of the paid calls (``cost_usd`` None
+    without a price), the model, the pairs asked for and the calls that show a multi-hop partner chunk."""
+
     chunks: int
     calls: int
     cache_hits: int
@@ -36,13 +42,14 @@ class Estimate:
 
     @property
     def tokens(self) -> int:
+        """Prompt plus completion tokens."""
         return self.prompt_tokens + self.completion_tokens
 
 
 
 
 def estimate(
-    ws: Workspace | None,
+    ws: Workspace | Path | str | None = None,
     *,
     chunks: Sequence[Chunk] | None = None,
     chunk_ids: Iterable[str] | None = None,
@@ -55,8 +62,9 @@ def estimate(
 ) -> Estimate:
     """Calls, tokens and dollars a run with the same options would take; calls nothing, writes nothing.
 
-    ``calls`` counts the calls that would be paid: calls the journal already holds are counted in
-    ``cache_hits`` instead (unless ``no_cache``; without an endpoint the journal cannot be consulted).
+    The parameters are those of :func:`goldset.generate` (``ws`` the workspace, a folder inside one, or ``None``
+    for the current one). ``calls`` counts the calls that would be paid: calls the journal already holds are
+    counted in ``cache_hits`` instead (unless ``no_cache``; without an endpoint the journal cannot be consulted).
     Tokens (of the paid calls): the rendered prompts measured with :func:`goldset.llm.estimate_tokens`, plus
     ``output_tokens_per_pair`` per requested pair. Dollars need a model with a known price (else ``None``).
     """
@@ -64,20 +72,21 @@ def estimate(
     from goldset.llm import cost_usd, estimate_tokens, resolve_endpoint
     from goldset.llm.usage import Usage
 
+    ws = resolve_workspace(ws)
     settings = settings or load_settings(ws).generate
-    existing = read_existing(ws) if ws is not None else []
+    existing = read_existing(ws)
     kb, selection = select(
         ws, chunks, limit=limit, docs=docs, all_chunks=all_chunks, chunk_ids=chunk_ids, settings=settings,
         existing=existing,
     )
-    plans = build_plans(selection.chunks, kb, settings, ws.prompts_dir if ws is not None else None)
+    plans = build_plans(selection.chunks, kb, settings, ws.prompts_dir)
     overrides = {"model": model, "concurrency": settings.concurrency}
     try:
         endpoint = resolve_endpoint(ws, "generate", overrides=overrides)
     except EndpointError:
         endpoint = None
     cached: set[int] = set()
-    if endpoint is not None and ws is not None and not no_cache and ws.cache_path.exists():
+    if endpoint is not None and not no_cache and ws.cache_path.exists():
         cached = _cached_plans(ws, endpoint, plans, settings)
     paid = [p for i, p in enumerate(plans) if i not in cached]
     prompt_tokens = sum(estimate_tokens(p.messages()) for p in paid)

@@ -41,6 +41,8 @@ class PartnerFinder:
             self._by_doc.setdefault(c.doc_id, []).append(cid)
 
     def partner(self, chunk: Chunk) -> Chunk | None:
+        """The chunk to pair ``chunk`` with for multi-hop questions: the most similar one (TF-IDF cosine) in the
+        same language, preferring its own document; ``None`` when the KB has no other chunk in its language."""
         toks = self._tokens.get(chunk.id)
         if toks is None:
             toks = set(tokenize(chunk.text))

@@ -50,9 +50,11 @@ class CallPlan:
 
     @property
     def chunks(self) -> tuple[Chunk, ...]:
+        """The chunks shown in the call, the primary chunk first."""
         return (self.chunk, self.partner) if self.partner is not None else (self.chunk,)
 
     def messages(self) -> list[dict[str, str]]:
+        """The chat messages of the call (the prompt rendered with the chunks, types and language)."""
         return render_messages(self.prompt, self.chunk, self.partner, self.types, self.language)
 
 
@@ -78,6 +80,7 @@ def describe_types(types: Sequence[QuestionType]) -> str:
 def render_messages(
     prompt: Prompt, chunk: Chunk, partner: Chunk | None, types: Sequence[QuestionType], language: str
 ) -> list[dict[str, str]]:
+    """``prompt`` rendered for one call: the chunk (and partner), the language by name and the type mix."""
     variables: dict[str, Any] = {
         "chunk_id": chunk.id,
         "chunk_text": chunk.text.strip(),
@@ -98,8 +101,6 @@ def render_messages(
             or "(top of the document)",
         }
     return prompt.render(**variables)
-
-
 
 
 def build_plans(
@@ -127,10 +128,13 @@ class Planner:
         self.finder: PartnerFinder | None = None
 
     def types(self, chunk: Chunk) -> tuple[QuestionType, ...]:
+        """The question types drawn for ``chunk`` (:func:`plan_types`), before any multi-hop fallback."""
         settings = self.settings
         return plan_types(chunk.id, settings.types, settings.pairs_per_chunk, settings.seed)
 
     def plan(self, chunk: Chunk) -> CallPlan:
+        """The call for ``chunk``: a multi-hop draw gets a partner chunk and the multi-hop prompt, or becomes
+        ``MULTI_HOP_FALLBACK`` when the KB has no partner for it."""
         types = self.types(chunk)
         language = chunk.language if self.settings.language == "auto" else self.settings.language
         partner = None
@@ -145,9 +149,12 @@ class Planner:
                         key=list(QuestionType).index,
                     )
                 )
+        prompt = self.single
         if partner is not None:
-            self.multi = self.multi or load_prompt(PROMPT_MULTI_HOP, self.prompts_dir)
-        return CallPlan(chunk, partner, types, language, self.multi if partner is not None else self.single)
+            if self.multi is None:
+                self.multi = load_prompt(PROMPT_MULTI_HOP, self.prompts_dir)
+            prompt = self.multi
+        return CallPlan(chunk, partner, types, language, prompt)
 
 
 def planner_for_run(

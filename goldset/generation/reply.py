@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from goldset.schema import (
     QuestionType,
@@ -14,26 +14,53 @@ from goldset.schema import (
 
 SCHEMA_NAME = "qa_pairs"
 
-# ------------------------------------------------------------------------------------------- structured output
+
+
+def _without_class_docstring(schema: dict[str, Any]) -> None:
+    """The class docstrings below are for developers; pydantic would send them to the model as the objects'
+    descriptions. The fields' descriptions are for the model and stay."""
+    schema.pop("description", None)
+
+
+#: The reply models' config: the schema sent holds the field descriptions only.
+REPLY_MODEL_CONFIG = ConfigDict(json_schema_extra=_without_class_docstring)
 
 
 class GeneratedEvidence(BaseModel):
-    chunk_id: str = ""
-    quote: str = ""
+    """One evidence quote of a generated pair."""
+
+    model_config = REPLY_MODEL_CONFIG
+
+    chunk_id: str = Field("", description="The id of the chunk the quote is copied from, exactly as given.")
+    quote: str = Field("", description="Text copied character for character from that chunk.")
 
 
 class GeneratedPair(BaseModel):
     """One item of the model's reply. Lenient on purpose: one bad item must not fail the whole reply, so
     types and blanks are checked item by item afterwards (:func:`validate_reply`)."""
 
-    question: str = ""
-    answer: str = ""
-    question_type: str = Field("", json_schema_extra={"enum": [t.value for t in QuestionType]})
-    evidence: list[GeneratedEvidence] = Field(default_factory=list)
+    model_config = REPLY_MODEL_CONFIG
+
+    question: str = Field("", description="The question, self-contained, in the language asked for.")
+    answer: str = Field("", description="The answer, resting only on the chunk(s), in the language asked for.")
+    question_type: str = Field(
+        "", description="One of the question types asked for.",
+        json_schema_extra={"enum": [t.value for t in QuestionType]},
+    )  # fmt: skip
+    evidence: list[GeneratedEvidence] = Field(
+        default_factory=list, description="One to three quotes supporting the answer; none for unanswerable."
+    )
 
 
 class GeneratedPairs(BaseModel):
-    pairs: list[GeneratedPair] = Field(default_factory=list)
+    """The whole reply of one generation call. At least one pair (``minItems: 1`` in the schema sent): an empty
+    list is not an answer, so it gets the repair attempt and then fails the call instead of being kept (and
+    journaled) as a success. A reply with fewer pairs than asked is kept: the model may find less to ask about a
+    short chunk, and the report counts the shortfall (``GenerationReport.pairs_missing``)."""
+
+    model_config = REPLY_MODEL_CONFIG
+
+    pairs: list[GeneratedPair] = Field(min_length=1, description="The question-answer pairs, at least one.")
 
     @classmethod
     def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from goldset.config import load_settings
-from goldset.errors import InputError
+from goldset.errors import RunFailed
 from goldset.generation.estimate import Estimate, estimate
 from goldset.generation.planning import CallPlan, planner_for_run
 from goldset.generation.reply import SCHEMA_NAME, GeneratedPairs
@@ -24,6 +25,7 @@ from goldset.generation.sink import CandidateSink, write_failures
 from goldset.generation.validation import validate_reply
 from goldset.hashing import hash_obj
 from goldset.io import read_jsonl
+from goldset.llm.stats import CallStats
 from goldset.progress import Progress, ProgressCallback
 from goldset.schema import (
     Chunk,
@@ -32,60 +34,35 @@ from goldset.schema import (
     QAPair,
 )
 from goldset.schema.generation import GenerationFailure
+from goldset.workspace import Workspace, resolve_workspace
 
 if TYPE_CHECKING:
     from goldset.llm import CallResult, LLMClient
     from goldset.llm.endpoints import Endpoint
-    from goldset.workspace import Workspace
 
 
-@dataclass
-class GenerationProgress:
-    """Counters of a running generation; :meth:`as_progress` is what the ``progress`` callback gets after each call."""
-
-    chunks_total: int = 0
-    chunks_done: int = 0
-    pairs: int = 0
-    rejected: int = 0
-    calls: int = 0
-    cache_hits: int = 0
-    failed_calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
-    unpriced_calls: int = 0
-
-    @property
-    def errors(self) -> int:
-        return self.failed_calls + self.rejected
-
-    @property
-    def tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
-
-    def as_progress(self) -> Progress:
-        cost = "$?" if self.unpriced_calls else f"${self.cost_usd:.4f}"
-        counters = {"pairs": self.pairs, "calls": self.calls, "cached": self.cache_hits, "tokens": self.tokens,
-                    "cost": cost, "errors": self.errors}  # fmt: skip
-        return Progress("generate", self.chunks_done, self.chunks_total, counters)
+_REASON_HEAD = re.compile(r": |; ")
 
 
 @dataclass
 class GenerationReport:
+    """What a generation run did (returned by :func:`generate`; also filled in as the run goes, for its progress).
+
+    ``llm`` holds the LLM client's own counters (calls, HTTP requests, retries, repairs, cache hits, tokens, cost,
+    the retry budget left): they are what was really sent, not a tally of the results. ``chunks_failed`` counts
+    the chunks whose call failed (two identical chunks share one call, so it can exceed ``llm.failures``).
+    """
+
     chunks: int = 0
     skipped_small: int = 0
     already_done: int = 0
-    calls: int = 0
-    cache_hits: int = 0
-    failed_calls: int = 0
+    chunks_failed: int = 0
     pairs_kept: int = 0
     pairs_rejected: int = 0
     pairs_existing: int = 0
     items_failed: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cost_usd: float = 0.0
-    unpriced_calls: int = 0
+    pairs_missing: int = 0
+    llm: CallStats = field(default_factory=CallStats)
     seconds: float = 0.0
     failures: list[GenerationFailure] = field(default_factory=list)
     new_pairs: list[QAPair] = field(default_factory=list)
@@ -100,17 +77,35 @@ class GenerationReport:
 
     @property
     def failure_reasons(self) -> dict[str, int]:
-        """Failure reasons (call failures, malformed items) with counts, most frequent first."""
-        counts = Counter(f.reason.split(":")[0] for f in self.failures)
+        """Failure reasons (call failures, malformed items) with counts, most frequent first. A reason is counted by
+        its head, the words before its first ": " or "; " (``HTTP 500``, ``the reply does not match the schema``)."""
+        counts = Counter(_REASON_HEAD.split(f.reason, maxsplit=1)[0] for f in self.failures)
         return dict(counts.most_common())
 
 
+@dataclass
+class GenerationProgress:
+    """A running generation: its report so far and how many of its chunks have their result.
+    :meth:`as_progress` is what the ``progress`` callback gets after each call."""
 
+    report: GenerationReport
+    chunks_done: int = 0
 
+    def as_progress(self) -> Progress:
+        """The counters worth watching: pairs, calls and the requests, retries and repairs they took, cache hits,
+        the retry budget left, tokens, cost, and errors (failed calls and rejected pairs)."""
+        report, llm = self.report, self.report.llm
+        cost = "$?" if llm.cost is None else f"${llm.cost:.4f}"
+        counters: dict[str, int | float | str] = {
+            "pairs": report.pairs_kept, "calls": llm.calls, "requests": llm.requests, "retries": llm.retries,
+            "repairs": llm.repairs, "cached": llm.cache_hits, "budget left": llm.retry_budget_left,
+            "tokens": llm.tokens, "cost": cost, "errors": llm.failures + report.pairs_rejected,
+        }  # fmt: skip
+        return Progress("generate", self.chunks_done, report.chunks, counters)
 
 
 def generate(
-    ws: Workspace | None,
+    ws: Workspace | Path | str | None = None,
     *,
     limit: int | None = None,
     docs: str | None = None,
@@ -127,12 +122,24 @@ def generate(
 ) -> GenerationReport:
     """Generate candidate pairs for the selected chunks and merge them into the workspace's candidates file.
 
-    ``chunks`` replaces the workspace's KB (e.g. for refresh or tests); ``chunk_ids`` restricts the run to those
-    chunks (whether or not they already have pairs). ``dry_run`` calls nothing and returns a report whose
+    ``ws`` is the workspace, a folder inside one, or ``None`` for the one around $GOLDSET_WORKSPACE or the current
+    folder. By default the chunks of its KB that have no pairs yet are asked about, in document order: ``limit``
+    keeps the first N, ``docs`` those of documents matching a glob, ``all_chunks`` takes chunks that already have
+    pairs too (unchanged calls then come from the journal); ``chunks`` replaces the workspace's KB (e.g. for
+    refresh or tests) and ``chunk_ids`` restricts the run to those chunks, whether or not they already have pairs.
+
+    ``settings`` replaces the workspace's ``generate`` section; ``concurrency`` and ``model`` override the endpoint's
+    for this run. ``no_cache`` sends every call even when the journal holds its reply. ``progress`` gets a
+    :class:`goldset.progress.Progress` after each call. ``dry_run`` calls nothing and returns a report whose
     ``estimate`` says what a run would take. ``write=False`` leaves every file alone and returns all the pairs
     the run produced in ``report.new_pairs``, even those whose id is already in the file (for callers that merge
     pairs themselves, such as refresh).
+
+    Raises :class:`goldset.errors.EndpointError` when the endpoint cannot work (none configured, authentication,
+    unknown model, unreachable) and :class:`goldset.errors.RunFailed` when every call failed (the reasons are in
+    ``.goldset/generation_failures.jsonl``; no dataset is written).
     """
+    ws = resolve_workspace(ws)
     settings = settings or load_settings(ws, generate={"concurrency": concurrency}).generate
     if concurrency is not None:
         settings = settings.model_copy(update={"concurrency": concurrency})
@@ -153,8 +160,6 @@ def generate(
         )
     from goldset.llm import CallJournal, LLMClient, resolve_endpoint
 
-    if ws is None:
-        raise InputError("generate needs a workspace (for the endpoint settings and the call journal)")
     overrides: dict[str, Any] = {}
     if settings.concurrency is not None:
         overrides["concurrency"] = settings.concurrency
@@ -177,34 +182,20 @@ def generate(
     n_chunks = len(selection.chunks)
     report = GenerationReport(chunks=n_chunks, skipped_small=selection.too_small, already_done=selection.already_done)
     sink = CandidateSink(ws if write else None, existing if write else [], settings.flush_seconds)
-    state = GenerationProgress(chunks_total=n_chunks)
+    state = GenerationProgress(report)
     endpoint_name = endpoint.name
     started = time.monotonic()
-    if progress is not None:
-        progress(state.as_progress())
 
-    def on_result(plan: CallPlan, res: CallResult) -> None:
+    def on_result(plan: CallPlan, res: CallResult[GeneratedPairs]) -> None:
         state.chunks_done += 1
-        usage = getattr(res, "usage", None)
-        if res.cached:
-            state.cache_hits += 1
-        else:
-            state.calls += 1
-            if usage is not None:
-                state.prompt_tokens += usage.prompt_tokens or 0
-                state.completion_tokens += usage.completion_tokens or 0
-            if res.cost_usd is None:
-                state.unpriced_calls += 1
-            else:
-                state.cost_usd += res.cost_usd
         if res.value is None:
-            state.failed_calls += 1
+            report.chunks_failed += 1
             report.failures.append(
                 GenerationFailure(
                     id=hash_obj(["call", res.key]),
                     kind="call",
                     chunk_ids=[c.id for c in plan.chunks],
-                    reason=f"reply never validated: {res.error or 'no reason given'}",
+                    reason=res.error or "the call failed (the client gave no reason)",
                     call_key=res.key,
                 )
             )
@@ -218,20 +209,24 @@ def generate(
                 chunk_hashes={c.id: c.content_hash for c in plan.chunks},
                 call_key=res.key,
             )
+            report.pairs_missing += max(0, len(plan.types) - len(res.value.pairs))
             outcome = validate_reply(res.value, plan, prov)
             report.failures.extend(outcome.failures)
             report.items_failed += len(outcome.failures)
             before = sink.added
             sink.add(outcome.pairs)
             new = sink.new_pairs[before:]
-            state.pairs += sum(1 for p in new if p.status is not PairStatus.rejected)
-            state.rejected += sum(1 for p in new if p.status is PairStatus.rejected)
+            report.pairs_kept += sum(1 for p in new if p.status is not PairStatus.rejected)
+            report.pairs_rejected += sum(1 for p in new if p.status is PairStatus.rejected)
         if progress is not None:
             progress(state.as_progress())
 
     async def run() -> None:
         with CallJournal(ws.cache_path) as journal:
             async with LLMClient(endpoint, journal, use_cache=not no_cache) as client:
+                report.llm = client.stats  # the client's live counters: the report and the progress show them
+                if progress is not None:
+                    progress(state.as_progress())
                 await _run_plans(
                     client, selection.chunks, plan_for, on_result, settings, bound=_task_bound(endpoint, settings)
                 )
@@ -248,15 +243,14 @@ def generate(
         if not (completed and write):
             sink.flush()  # what a stopped run received is kept; a whole run's file is written just below
         report.seconds = time.monotonic() - started
-    report.calls = state.calls
-    report.cache_hits = state.cache_hits
-    report.failed_calls = state.failed_calls
-    report.prompt_tokens = state.prompt_tokens
-    report.completion_tokens = state.completion_tokens
-    report.cost_usd = state.cost_usd
-    report.unpriced_calls = state.unpriced_calls
-    report.pairs_kept = state.pairs
-    report.pairs_rejected = state.rejected
+    if state.chunks_done and report.chunks_failed == state.chunks_done:
+        # Nothing worked: record why, but write no dataset (an empty or unchanged one would read as a result).
+        reasons = ", ".join(f"{k} ×{v}" for k, v in list(report.failure_reasons.items())[:3])
+        where = ""
+        if write:
+            path = write_failures(ws, report.failures, {c.id for c in selection.chunks})
+            where = f"; nothing was written to {ws.pairs_path}, the reasons are in {path}"
+        raise RunFailed(f"all {state.chunks_done} generation calls failed ({reasons}){where}")
     report.pairs_existing = sink.existing_hits
     report.new_pairs = sink.new_pairs
     if write:
@@ -307,7 +301,7 @@ async def _run_plans(
     client: LLMClient,
     chunks: Sequence[Chunk],
     plan_for: Callable[[Chunk], CallPlan],
-    on_result: Callable[[CallPlan, CallResult], None],
+    on_result: Callable[[CallPlan, CallResult[GeneratedPairs]], None],
     settings: GenerateSettings,
     *,
     bound: int,

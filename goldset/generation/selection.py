@@ -78,6 +78,7 @@ def select_chunks(
 
 
 def kb_snapshot_id(ws: Workspace) -> str | None:
+    """The id of the workspace's KB snapshot (recorded in each pair's provenance), ``None`` before any ingest."""
     from goldset.kb import load_snapshot
 
     snapshot = load_snapshot(ws)
@@ -85,6 +86,7 @@ def kb_snapshot_id(ws: Workspace) -> str | None:
 
 
 def load_kb_chunks(ws: Workspace) -> list[Chunk]:
+    """The chunks of the workspace's KB; :class:`InputError` saying to ingest when there are none."""
     from goldset.kb import load_chunks
 
     chunks = list(load_chunks(ws))
@@ -94,13 +96,12 @@ def load_kb_chunks(ws: Workspace) -> list[Chunk]:
 
 
 def read_existing(ws: Workspace) -> list[QAPair]:
+    """The pairs already in the workspace's candidates file (none when it does not exist yet)."""
     return read_jsonl(ws.pairs_path, QAPair) if ws.pairs_path.exists() else []
 
 
-
-
 def select(
-    ws: Workspace | None,
+    ws: Workspace,
     chunks: Sequence[Chunk] | None,
     *,
     limit: int | None,
@@ -110,9 +111,8 @@ def select(
     settings: GenerateSettings,
     existing: list[QAPair],
 ) -> tuple[list[Chunk], Selection]:
+    """The KB (``chunks``, else the workspace's) and the chunks a run asks about (see :func:`select_chunks`)."""
     if chunks is None:
-        if ws is None:
-            raise InputError("generate needs a workspace or chunks; run inside a goldset workspace")
         chunks = load_kb_chunks(ws)
     kb = list(chunks)
     selection = select_chunks(

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
 FAILURES_FILE = "generation_failures.jsonl"
 
+
 class CandidateSink:
     """Collects results and rewrites the candidates file in batches; existing pairs are never replaced.
 
@@ -43,6 +44,8 @@ class CandidateSink:
         self.new_pairs: list[QAPair] = []
 
     def add(self, pairs: Iterable[QAPair]) -> None:
+        """Take a reply's pairs (those whose id is already in the file are counted in ``existing_hits`` and left
+        alone) and rewrite the file if ``flush_seconds`` have passed since the last rewrite."""
         for p in pairs:
             if p.id in self.pairs:
                 self.existing_hits += 1
@@ -65,6 +68,7 @@ class CandidateSink:
         return "".join(lines[pid] + "\n" for pid in sorted(self.pairs))
 
     def flush(self) -> None:
+        """Rewrite the candidates file now if pairs were added since the last rewrite."""
         if self.ws is not None and self.pending:
             started = time.monotonic()
             atomic_write_text(self.ws.pairs_path, self.text())

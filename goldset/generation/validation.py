@@ -49,11 +49,15 @@ def quote_in_text(quote: str, text: str, *, text_form: str | None = None) -> boo
 
 @dataclass
 class ReplyOutcome:
+    """What one reply gave: its pairs (kept or rejected, each with its ``generation`` check) and its items too
+    broken to be pairs."""
+
     pairs: list[QAPair] = field(default_factory=list)
     failures: list[GenerationFailure] = field(default_factory=list)
 
     @property
     def rejected(self) -> int:
+        """Pairs rejected by a check."""
         return sum(1 for p in self.pairs if p.status is PairStatus.rejected)
 
 
@@ -137,16 +141,6 @@ def validate_reply(reply: GeneratedPairs, plan: CallPlan, provenance: Provenance
                 provenance=_own_copy(provenance),
                 checks={CHECK_NAME: check},
                 status=PairStatus.candidate if not reasons else PairStatus.rejected,
-            )
-        )
-    if not reply.pairs:
-        out.failures.append(
-            GenerationFailure(
-                id=hash_obj([provenance.call_key, "empty"]),
-                kind="call",
-                chunk_ids=list(by_id),
-                reason="the reply held no pairs",
-                call_key=provenance.call_key,
             )
         )
     return out

@@ -10,13 +10,14 @@ Typical use::
             result = await llm.complete_json(messages, MySchema, schema_name="qa_pairs")
             if result.ok: ...  # result.value is a validated MySchema
             else: ...          # result.error says why (redacted); the run goes on
+            llm.stats          # CallStats: calls, HTTP requests, retries, repairs, cache hits, tokens, cost
 
 Nothing here imports openai at module level (it is imported on first use), so importing this package is cheap.
 """
 
 from __future__ import annotations
 
-from goldset.llm.client import CallResult, CallStats, LLMClient
+from goldset.llm.client import CallResult, LLMClient
 from goldset.llm.endpoints import (
     PLACEHOLDER_KEY,
     Endpoint,
@@ -27,6 +28,7 @@ from goldset.llm.endpoints import (
 from goldset.llm.journal import CallJournal, JournalEntry, call_key
 from goldset.llm.ratelimit import RateLimiter, TokenBucket
 from goldset.llm.settings import EndpointSettings, LLMSettings, ModelPrice
+from goldset.llm.stats import CallStats
 from goldset.llm.structured import ReplyError, extract_json, parse_reply
 from goldset.llm.usage import Usage, cost_usd, estimate_tokens
 

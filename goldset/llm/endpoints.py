@@ -19,6 +19,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from goldset.errors import ConfigError, EndpointError
 from goldset.llm.settings import EndpointSettings, LLMSettings, ModelPrice, Role
+from goldset.redaction import redact
 
 if TYPE_CHECKING:
     from goldset.workspace import Workspace
@@ -26,6 +27,8 @@ if TYPE_CHECKING:
 #: Sent when no key is set and the endpoint is not OpenAI's: local servers (Ollama, vLLM) ignore the key, but
 #: the SDK refuses to build a client without one.
 PLACEHOLDER_KEY = "sk-no-key-required"
+#: Where the SDK sends requests when no base_url is set.
+DEFAULT_OPENAI_URL = "https://api.openai.com/v1"
 #: The model used against api.openai.com when only OPENAI_API_KEY is set.
 DEFAULT_OPENAI_MODEL = "gpt-4o-mini"
 HOW_TO_CONFIGURE = (
@@ -62,6 +65,7 @@ class Endpoint:
 
     @property
     def api_key_set(self) -> bool:
+        """True when a key was found (environment or .env) for this endpoint."""
         return bool(self._api_key)
 
     def client_key(self) -> str:
@@ -72,6 +76,16 @@ class Endpoint:
         """Strings :func:`goldset.redaction.redact` must remove from anything shown or stored."""
         return (self._api_key,) if self._api_key else ()
 
+    @property
+    def url(self) -> str:
+        """The server's URL without credentials (for messages)."""
+        return _strip_credentials(self.base_url) or DEFAULT_OPENAI_URL
+
+    def redact(self, text: str) -> str:
+        """``text`` (e.g. a server's error message) on one line with this endpoint's key and any other credential
+        removed: safe to show, log and store."""
+        return redact(" ".join(str(text).split()), self.secrets())
+
     def describe(self) -> dict[str, Any]:
         """Safe to log and to put in provenance: no key, no credentials in the URL."""
         return {"endpoint": self.name, "model": self.model, "base_url": _strip_credentials(self.base_url)}
@@ -81,6 +95,7 @@ class Endpoint:
 
 
 def load_llm_settings(ws: Workspace | None) -> LLMSettings:
+    """The ``llm`` section of the workspace's settings (all layers merged, see :func:`goldset.config.load_settings`)."""
     from goldset.config import load_settings  # not at import: goldset.config imports the llm package's settings
 
     return load_settings(ws).llm

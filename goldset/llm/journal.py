@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from goldset.errors import WorkspaceError
 from goldset.hashing import canonical_json, sha256_hex
@@ -130,10 +130,11 @@ class CallJournal:
             ) from None
 
     def close(self) -> None:
+        """Close the database (everything is committed already)."""
         with self._lock:
             self._db.close()
 
-    def __enter__(self) -> CallJournal:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -215,6 +216,7 @@ class CallJournal:
             )
 
     def count(self) -> int:
+        """Successful calls stored."""
         with self._lock:
             return int(self._db.execute("SELECT COUNT(*) FROM calls").fetchone()[0])
 

@@ -50,6 +50,7 @@ class TokenBucket:
         return (need - self.level) / self.rate
 
     def take(self, amount: float) -> None:
+        """Take ``amount`` units now (the level may go below zero: debt repaid by later refills)."""
         self._refill()
         self.level -= amount
 
@@ -142,6 +143,7 @@ class RateLimiter:
         self.paused_until = max(self.paused_until, t)
 
     def pause_for(self, seconds: float) -> None:
+        """Hold every request for ``seconds`` from now (never shortens an existing pause)."""
         self.pause_until(self._clock() + seconds)
 
     def wait_time(self, tokens: int) -> float:

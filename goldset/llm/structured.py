@@ -3,7 +3,13 @@
 Endpoints differ: OpenAI, vLLM and recent Ollama accept ``response_format: json_schema``; others only
 ``json_object``; some accept neither. In every mode the reply is validated with pydantic, so the modes differ
 only in how hard the server is held to the schema. In the weaker modes the schema is also written into the
-prompt, and the JSON is dug out of whatever the model wrapped it in (code fences, prose, ``<think>`` blocks).
+prompt.
+
+A reply is one whole JSON document: surrounding whitespace, one Markdown code fence around it and a reasoning
+model's leading ``<think>…</think>`` block are allowed, nothing else. Digging "the first JSON object" out of a
+longer text used to turn a reply cut off mid-document into the first complete *inner* object, which the schema's
+defaults then filled into an empty success; prose around the JSON is now invalid too, and goes to the repair
+attempt (which tells the model to send only the JSON).
 """
 
 from __future__ import annotations
@@ -22,8 +28,10 @@ T = TypeVar("T", bound=BaseModel)
 
 MODES = ("json_schema", "json_object", "text")
 
-_THINK_RE = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
-_FENCE_RE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
+#: Leading reasoning blocks (deepseek-r1, qwen3… through Ollama's OpenAI API): closed, and only before the document.
+_THINK_RE = re.compile(r"\A(?:\s*<think>.*?</think>)+", re.DOTALL | re.IGNORECASE)
+#: One Markdown fence around the whole document (language tag optional).
+_FENCE_RE = re.compile(r"\A```[A-Za-z]*[ \t]*\n(.*?)\n?[ \t]*```\Z", re.DOTALL)
 _NAME_RE = re.compile(r"[^A-Za-z0-9_-]")
 
 
@@ -115,30 +123,25 @@ class ReplyError(ValueError):
 
 
 def extract_json(text: str) -> Any:
-    """The JSON value in a model reply: the whole text, else a fenced block, else the first balanced object."""
+    """The JSON document a model reply consists of (see the module docstring); :class:`ReplyError` otherwise."""
     if text is None:
         raise ReplyError("the reply is empty")
     stripped = _THINK_RE.sub("", text).strip()
     if not stripped:
         raise ReplyError("the reply is empty")
+    fenced = _FENCE_RE.match(stripped)
+    document = fenced.group(1).strip() if fenced else stripped
     try:
-        return json.loads(stripped)
-    except json.JSONDecodeError:
-        pass
-    for block in _FENCE_RE.findall(stripped):
-        try:
-            return json.loads(block.strip())
-        except json.JSONDecodeError:
-            continue
-    decoder = json.JSONDecoder()
-    for i, ch in enumerate(stripped):
-        if ch in "{[":
-            try:
-                value, _ = decoder.raw_decode(stripped, i)
-            except json.JSONDecodeError:
-                continue
-            return value
-    raise ReplyError("the reply is not JSON: no JSON object found")
+        return json.loads(document)
+    except json.JSONDecodeError as exc:
+        if exc.msg == "Extra data":
+            raise ReplyError(
+                f"the reply is not one JSON document: more text follows it at character {exc.pos}"
+            ) from None
+        ends_early = exc.pos >= len(document) - 1 or exc.msg.startswith("Unterminated string")
+        hint = " (it ends before the document is complete: cut off?)" if ends_early else ""
+        what = exc.msg.removesuffix(" at")  # "Unterminated string starting at"
+        raise ReplyError(f"the reply is not valid JSON: {what} at character {exc.pos}{hint}") from None
 
 
 def describe_validation_error(exc: ValidationError, limit: int = 5) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from goldset.text import estimate_llm_tokens
 
@@ -23,13 +23,15 @@ TOKENS_PER_MESSAGE = 4
 
 
 class Usage(BaseModel):
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    #: True when the server sent no usage and the numbers are our estimate.
-    estimated: bool = False
+    """Tokens of one request or call (the sum of its requests: ``a + b``)."""
+
+    prompt_tokens: int = Field(0, description="Tokens of the messages sent.")
+    completion_tokens: int = Field(0, description="Tokens of the reply.")
+    estimated: bool = Field(False, description="True when the server sent no usage and the numbers are estimates.")
 
     @property
     def total_tokens(self) -> int:
+        """Prompt plus completion tokens."""
         return self.prompt_tokens + self.completion_tokens
 
     def __add__(self, other: Usage) -> Usage:

@@ -18,9 +18,14 @@ Faults (``inject``) apply to the next chat completions, one per request, in orde
 ``Retry-After``), ``"500"``, ``"timeout"`` (sleeps ``Fault.delay`` seconds, longer than the client's timeout, then
 answers), ``"malformed"`` (content is not JSON), ``"schema"`` (JSON that violates any object schema),
 ``"no_usage"`` (no usage field), ``"401"``, ``"400"``, ``"404"``, ``"ratelimit_headers"`` (success with
-``x-ratelimit-remaining-requests: 0`` and a reset time). Switches: ``reject_json_schema`` / ``reject_json_object``
-answer 400 to those response formats (to test the fallback); ``known_models`` answers 404 to other models.
-``Fault(kind, retry_after=, delay=, reset=, message=, code=)`` tunes one fault (e.g. ``Fault("429",
+``x-ratelimit-remaining-requests: 0`` and a reset time), ``"truncated"`` (the responder's content cut after
+``Fault.keep`` of its characters, half by default, with ``finish_reason: stop``, as a proxy or a broken server may
+send it) and ``"length"`` (the same cut with ``finish_reason: length``, as when a reply hits max_tokens;
+``Fault("length", keep=1.0)`` sends the whole content, which then parses, still marked cut off),
+``"disconnect"`` (the connection is closed without a response). Switches: ``reject_json_schema`` /
+``reject_json_object`` answer 400 to those response formats (to test the fallback); ``known_models`` answers
+``unknown_model_status`` (404, or 400 as some servers do) with ``model_not_found`` to other models.
+``Fault(kind, retry_after=, delay=, reset=, message=, code=, keep=)`` tunes one fault (e.g. ``Fault("429",
 code="insufficient_quota")``). ``max_in_flight`` is the most chat requests handled at once (to check a
 concurrency bound).
 
@@ -73,13 +78,15 @@ Responder = Callable[[dict[str, Any]], Any]
 
 FAULT_KINDS = (
     "429", "500", "timeout", "malformed", "schema", "no_usage", "401", "400", "404", "ratelimit_headers",
+    "truncated", "length", "disconnect",
 )
 
 
 @dataclass(frozen=True)
 class Fault:
     """One injected fault. ``retry_after`` is sent for 429 (seconds, fractional allowed: sent as
-    ``retry-after-ms`` too); ``delay`` is how long "timeout" sleeps; ``reset`` the x-ratelimit reset."""
+    ``retry-after-ms`` too); ``delay`` is how long "timeout" sleeps; ``reset`` the x-ratelimit reset; ``keep`` the
+    fraction of the content "truncated" and "length" send."""
 
     kind: str
     retry_after: float = 0.2
@@ -87,6 +94,7 @@ class Fault:
     reset: str = "0.3s"
     message: str | None = None  # replaces the error message of an HTTP error fault
     code: str | None = None  # replaces the error code of an HTTP error fault (e.g. "insufficient_quota" on 429)
+    keep: float = 0.5
 
     def __post_init__(self) -> None:
         if self.kind not in FAULT_KINDS:
@@ -149,6 +157,7 @@ class FakeOpenAI:
         reject_json_schema: bool = False,
         reject_json_object: bool = False,
         known_models: set[str] | None = None,
+        unknown_model_status: int = 404,
         embedding_dim: int = 64,
     ) -> None:
         self.api_key = api_key
@@ -156,6 +165,7 @@ class FakeOpenAI:
         self.reject_json_schema = reject_json_schema
         self.reject_json_object = reject_json_object
         self.known_models = known_models
+        self.unknown_model_status = unknown_model_status
         self.embedding_dim = embedding_dim
         self.calls = 0
         self.embedding_calls = 0
@@ -245,26 +255,29 @@ class FakeOpenAI:
         if kind == "401":
             return 401, _error("Incorrect API key provided: sk-te****3456. You can find your API key at "
                                "https://platform.openai.com/account/api-keys.", "invalid_api_key"), extra
-        if kind == "429":
+        if fault is not None and fault.kind == "429":
             extra = {"retry-after": str(max(0, math.ceil(fault.retry_after))),
                      "retry-after-ms": str(int(fault.retry_after * 1000))}
             text = fault.message or "Rate limit reached for requests"
             return 429, _error(text, fault.code or "rate_limit_exceeded"), extra
         if kind == "500":
             return 500, _error("The server had an error while processing your request.", "server_error"), extra
-        if kind == "400":  # echoes the caller's credentials, as some proxies do: the client must redact them
+        if fault is not None and fault.kind == "400":
+            # echoes the caller's credentials, as some proxies do: the client must redact them
             auth = headers.get("authorization", "")
             text = fault.message or f"Bad request: malformed (sent with Authorization: {auth})"
-            return 400, _error(text, "invalid_request"), extra
+            return 400, _error(text, fault.code or "invalid_request"), extra
         model = body.get("model")
-        if kind == "404" or (self.known_models is not None and model not in self.known_models):
+        if kind == "404":
             return 404, _error(f"The model `{model}` does not exist.", "model_not_found"), extra
+        if self.known_models is not None and model not in self.known_models:
+            return self.unknown_model_status, _error(f"The model `{model}` does not exist.", "model_not_found"), extra
         fmt = (body.get("response_format") or {}).get("type")
         if fmt == "json_schema" and self.reject_json_schema:
             return 400, _error("response_format json_schema is not supported by this server", "bad_format"), extra
         if fmt == "json_object" and self.reject_json_object:
             return 400, _error("response_format json_object is not supported by this server", "bad_format"), extra
-        if kind == "timeout":
+        if fault is not None and fault.kind == "timeout":
             time.sleep(fault.delay)
         if self.latency_s:
             time.sleep(self.latency_s)
@@ -276,6 +289,8 @@ class FakeOpenAI:
         else:
             value = self._responders.get(name or "", self._default)(body)
             content = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+            if fault is not None and kind in ("truncated", "length"):
+                content = content[: int(len(content) * fault.keep)]
         prompt = sum(estimate_llm_tokens(str(m.get("content", ""))) for m in body.get("messages", []))
         completion = estimate_llm_tokens(content)
         reply: dict[str, Any] = {
@@ -284,7 +299,8 @@ class FakeOpenAI:
             "created": int(time.time()),
             "model": model,
             "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+                {"index": 0, "message": {"role": "assistant", "content": content},
+                 "finish_reason": "length" if kind == "length" else "stop"}
             ],
         }
         if kind != "no_usage":
@@ -293,7 +309,7 @@ class FakeOpenAI:
             with self._lock:
                 self.prompt_tokens += prompt
                 self.completion_tokens += completion
-        if kind == "ratelimit_headers":
+        if fault is not None and fault.kind == "ratelimit_headers":
             extra = {"x-ratelimit-remaining-requests": "0", "x-ratelimit-reset-requests": fault.reset,
                      "x-ratelimit-remaining-tokens": "100000", "x-ratelimit-reset-tokens": "1s"}
         return 200, reply, extra
@@ -387,6 +403,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         path = self.path.split("?", 1)[0].rstrip("/")
         fault = self.fake._record(path, body, headers)
+        if fault is not None and fault.kind == "disconnect":
+            self.close_connection = True  # no response at all: the client sees the connection drop
+            return
         if path.endswith("/chat/completions"):
             with self.fake._lock:
                 self.fake.in_flight += 1
