@@ -275,3 +275,26 @@ def test_merge_never_replaces_an_existing_pair() -> None:
     sink.add([fresh_same_id, fresh])
     assert sink.added == 1 and sink.existing_hits == 1 and sorted(sink.pairs) == sorted([reviewed.id, fresh.id])
     assert sink.pairs[reviewed.id].status is PairStatus.accepted
+
+
+def test_the_language_check_reads_prose_not_code() -> None:
+    zh = make_chunk("z1", ZH_TEXT, "zh.md")
+    plan = plan_for(zh, (QuestionType.factual,), language="zh")
+    code_heavy = GeneratedPair(
+        question="`item_id: int` 写在 `read_item(item_id: int)` 里有什么用？",
+        answer="它让 `item_id` 按 `int` 校验和转换：`GET /items/foo` 会收到清楚的错误。",
+        question_type="factual",
+        evidence=[GeneratedEvidence(chunk_id="z1", quote="路径参数使用与 Python 格式字符串相同的语法声明。")],
+    )
+    outcome = validate_reply(_reply(code_heavy), plan, PROV)
+    assert outcome.pairs[0].status is PairStatus.candidate, outcome.pairs[0].checks[CHECK_NAME].reason
+    ja = make_chunk("j1", "パスパラメータはPythonのフォーマット文字列と同じ構文で宣言します。", "ja.md", language="ja")
+    japanese_plan = plan_for(ja, (QuestionType.factual,), language="ja")
+    chinese_answer = GeneratedPair(
+        question="路径参数如何声明？",
+        answer="与 Python 格式字符串的语法相同。",
+        question_type="factual",
+        evidence=[GeneratedEvidence(chunk_id="j1", quote="パスパラメータはPythonのフォーマット文字列と同じ構文で宣言します。")],
+    )
+    rejected = validate_reply(_reply(chinese_answer), japanese_plan, PROV).pairs[0]
+    assert rejected.status is PairStatus.rejected and "asked for ja" in rejected.checks[CHECK_NAME].reason

@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from goldset.generation.planning import CallPlan
 from goldset.generation.reply import GeneratedPairs
 from goldset.hashing import hash_obj
+from goldset.kb.blocks import prose_text
 from goldset.schema import (
     CheckResult,
     Evidence,
@@ -28,6 +29,8 @@ from goldset.schema.generation import GenerationFailure
 from goldset.text import detect_language, normalize_ws
 
 CHECK_NAME = "generation"
+#: The languages :func:`goldset.text.detect_language` tells apart; pairs asked in another language are not checked.
+DETECTABLE = ("en", "zh", "ja", "ko")
 
 # ---------------------------------------------------------------------------------------------- validation
 
@@ -106,7 +109,7 @@ def validate_reply(reply: GeneratedPairs, plan: CallPlan, provenance: Provenance
                 reasons.append("no evidence quote")
             if qtype is QuestionType.multi_hop and len({e.chunk_id for e in evidence}) < 2:
                 reasons.append("multi_hop evidence must come from both chunks")
-        if plan.language in ("en", "zh") and detect_language(question + " " + answer) != plan.language:
+        if plan.language in DETECTABLE and detect_language(prose_text(question + " " + answer)) != plan.language:
             reasons.append(f"written in the wrong language (asked for {plan.language})")
         cited = [e.chunk_id for e in evidence] or [plan.chunk.id]
         pid = pair_id(cited, qtype.value, question)
