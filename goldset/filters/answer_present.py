@@ -20,7 +20,10 @@ DEFAULT_PLACEHOLDERS = [
 
 
 class Settings(CheckSettings):
-    placeholders: list[str] = Field(default_factory=lambda: list(DEFAULT_PLACEHOLDERS))
+    placeholders: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_PLACEHOLDERS),
+        description="Answers that say nothing; compared after normalisation (case, width, trailing punctuation).",
+    )
 
 
 @lru_cache(maxsize=64)
@@ -43,5 +46,5 @@ SPEC = CheckSpec(
     kind="pair",
     summary="answer is not empty / 'N/A'",
     reads=("answer",),
-    func=check,  # type: ignore[arg-type]
+    func=check,
 )

@@ -112,7 +112,7 @@ def find(
         released = [i for i in group if i >= n_own]
         if released:
             for i in own:
-                keep = max(released, key=lambda j, i=i: (similarity(i, j), -j))
+                keep = max(released, key=lambda j: (similarity(i, j), -j))
                 s = similarity(i, keep)
                 out[everyone[i].id] = result(
                     False, s, f"near-duplicate ({s:.0%}) of released pair {everyone[keep].id}",

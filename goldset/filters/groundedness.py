@@ -45,8 +45,10 @@ class GroundednessVerdict(BaseModel):
 
     supported: bool = Field(description="Every claim in the answer is supported by the sources alone.")
     answerable: bool = Field(description="The sources contain what is needed to answer the question.")
-    unsupported_claims: list[str] = Field(default_factory=list)
-    reason: str = ""
+    unsupported_claims: list[str] = Field(
+        default_factory=list, description="The answer's claims the sources do not support (empty when supported)."
+    )
+    reason: str = Field("", description="One sentence: why the judge decided so.")
 
 
 def related_chunks(question: str, chunks: Sequence[Chunk], k: int) -> list[Chunk]:

@@ -60,5 +60,5 @@ SPEC = CheckSpec(
     kind="pair",
     summary="question does not contain its answer",
     reads=("question", "answer", "question_type"),
-    func=check,  # type: ignore[arg-type]
+    func=check,
 )

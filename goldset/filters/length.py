@@ -12,10 +12,10 @@ NAME = "length"
 
 
 class Settings(CheckSettings):
-    min_question_tokens: int = Field(3, ge=1)
-    max_question_tokens: int = Field(60, ge=1)
-    min_answer_tokens: int = Field(1, ge=1)
-    max_answer_tokens: int = Field(300, ge=1)
+    min_question_tokens: int = Field(3, ge=1, description="Fewest question tokens (CJK character = 1 token).")
+    max_question_tokens: int = Field(60, ge=1, description="Most question tokens.")
+    min_answer_tokens: int = Field(1, ge=1, description="Fewest answer tokens.")
+    max_answer_tokens: int = Field(300, ge=1, description="Most answer tokens.")
 
     @model_validator(mode="after")
     def _ordered(self) -> Settings:
@@ -48,5 +48,5 @@ SPEC = CheckSpec(
     kind="pair",
     summary="question and answer lengths within bounds",
     reads=("question", "answer"),
-    func=check,  # type: ignore[arg-type]
+    func=check,
 )

@@ -43,5 +43,5 @@ SPEC = CheckSpec(
     kind="pair",
     summary="one well-formed question",
     reads=("question",),
-    func=check,  # type: ignore[arg-type]
+    func=check,
 )

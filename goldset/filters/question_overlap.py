@@ -2,7 +2,8 @@
 
 A question that repeats a chunk sentence is trivially retrievable by lexical match and tests nothing. The
 question is compared with every sentence of its evidence chunks and with the near-matching sentences of the
-whole KB that the pipeline finds with :class:`~goldset.filters.neardup.SentenceIndex`.
+whole KB, which the pipeline finds with :class:`~goldset.filters.neardup.SentenceIndex` because this check's spec
+declares it (:class:`~goldset.filters.base.KBSentences`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from functools import lru_cache
 
 from pydantic import Field
 
-from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, evidence_texts, result
+from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, KBSentences, evidence_texts, result
 from goldset.filters.textsim import (
     best_edit_match,
     canonical,
@@ -28,7 +29,7 @@ NAME = "question_overlap"
 
 class Settings(CheckSettings):
     max_similarity: float = Field(0.85, ge=0, le=1, description="Fail at or above this sentence similarity.")
-    ngram: int = Field(3, ge=1, le=8)
+    ngram: int = Field(3, ge=1, le=8, description="n of the token n-grams for containment.")
     max_containment: float = Field(
         0.9, ge=0, le=1, description="Fail when this share of the question's n-grams is in one sentence."
     )
@@ -108,6 +109,11 @@ def _gram_index(
     return {g: tuple(ids) for g, ids in index.items()}, frozenset(index)
 
 
+def wants_kb_sentences(settings: Settings) -> bool:
+    """Whether these settings compare with the whole KB (``whole_kb``), i.e. the pipeline must find sentences."""
+    return settings.whole_kb
+
+
 SPEC = CheckSpec(
     name=NAME,
     settings_model=Settings,
@@ -115,5 +121,6 @@ SPEC = CheckSpec(
     summary="question is not a near copy of a source sentence",
     reads=("question", "evidence"),
     uses_chunks=True,
-    func=check,  # type: ignore[arg-type]
+    func=check,
+    kb_sentences=KBSentences(check=check, wanted=wants_kb_sentences, min_similarity=0.5),
 )

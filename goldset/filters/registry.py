@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from goldset.filters import (
     answer_present,
     duplicates,
@@ -16,7 +18,8 @@ from goldset.filters import (
 )
 from goldset.filters.base import CheckSpec
 
-CHECKS: dict[str, CheckSpec] = {
+#: name -> spec; each spec is typed by its own settings model, so the mapping holds ``CheckSpec[Any]``.
+CHECKS: dict[str, CheckSpec[Any]] = {
     m.SPEC.name: m.SPEC
     for m in (
         answer_present,
@@ -33,7 +36,8 @@ CHECKS: dict[str, CheckSpec] = {
 }
 
 
-def get(name: str) -> CheckSpec:
+def get(name: str) -> CheckSpec[Any]:
+    """The spec of a check by name; an unknown name is a ConfigError listing the known ones."""
     from goldset.errors import ConfigError
 
     try:

@@ -62,5 +62,5 @@ SPEC = CheckSpec(
     kind="pair",
     summary="no 'according to the passage' / 文中 / 上文",
     reads=("question", "answer"),
-    func=check,  # type: ignore[arg-type]
+    func=check,
 )

@@ -43,7 +43,7 @@ class Settings(CheckSettings):
     comparison_pattern: str = COMPARISON
     procedural_pattern: str = PROCEDURAL
     reasoning_pattern: str = REASONING
-    min_multi_hop_chunks: int = Field(2, ge=1)
+    min_multi_hop_chunks: int = Field(2, ge=1, description="A multi_hop pair cites at least this many chunks.")
 
     @model_validator(mode="after")
     def _valid_patterns(self) -> Settings:
@@ -87,5 +87,5 @@ SPEC = CheckSpec(
     kind="pair",
     summary="pair looks like its question type",
     reads=("question", "answer", "question_type", "evidence"),
-    func=check,  # type: ignore[arg-type]
+    func=check,
 )

@@ -142,5 +142,5 @@ SPEC = CheckSpec(
     summary="answer does not copy its evidence chunk(s)",
     reads=("answer", "evidence"),
     uses_chunks=True,
-    func=check,  # type: ignore[arg-type]
+    func=check,
 )
