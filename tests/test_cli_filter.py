@@ -92,3 +92,17 @@ def test_two_pairs_with_one_id_are_refused_and_neither_is_lost(tmp_path: Path, n
     result = runner.invoke(app, ["filter", "--no-llm", "-w", str(ws.root)])
     assert result.exit_code == 2 and f"{ws.pairs_path}:2: duplicate id" in result.output
     assert ws.pairs_path.read_bytes() == before, "a file that could not be read whole is never rewritten"
+
+
+def test_option_mistakes_name_the_options(tmp_path: Path, no_llm_env: None) -> None:
+    ws = make_workspace(tmp_path / "ws", _pairs())
+    before = ws.pairs_path.read_bytes()
+    for args, needle in [
+        (["--repair", "--no-llm"], "--repair needs the LLM"),
+        (["--repair", "-c", "leakage"], "add -c verbatim"),
+        (["-c", "nope"], "--check nope: unknown check"),
+    ]:
+        result = runner.invoke(app, ["filter", *args, "-w", str(ws.root)])
+        assert result.exit_code == 2 and needle in result.output, result.output
+        assert "repair=True" not in result.output and "checks=" not in result.output
+    assert ws.pairs_path.read_bytes() == before

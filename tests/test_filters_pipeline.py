@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from goldset.errors import ConfigError, RecordError
+from goldset.errors import ConfigError, InputError, RecordError, UsageError
 from goldset.filters import run_filters
 from goldset.io import read_jsonl, write_jsonl
 from goldset.schema import PairStatus, QAPair
@@ -147,3 +147,47 @@ def test_bad_config_is_an_error_before_any_work(tmp_path: Path, no_llm_env: None
 def test_unknown_requested_check(ws) -> None:
     with pytest.raises(ConfigError, match="unknown check 'nope'"):
         run_filters(ws, checks=["nope"])
+
+
+def test_workspace_as_a_path_or_found_from_the_current_folder(
+    ws, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from goldset.errors import WorkspaceError
+
+    report = run_filters(ws.root)  # a path, not a Workspace
+    assert report.written and _load(ws)["qa-copy"].status == PairStatus.rejected
+    monkeypatch.delenv("GOLDSET_WORKSPACE", raising=False)
+    monkeypatch.chdir(ws.root / "data")  # a folder inside the workspace
+    assert run_filters().computed == 0  # the same workspace: every verdict reused
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(WorkspaceError, match="not inside a goldset workspace"):
+        run_filters()
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "needle"),
+    [
+        ({"checks": ["nope"]}, ConfigError, "checks: unknown check 'nope'"),
+        ({"repair": True, "use_llm": False}, UsageError, "repair=True needs the LLM"),
+        ({"repair": True, "checks": ["leakage"]}, UsageError, "include it in checks="),
+        ({"against": "nowhere"}, InputError, "against= needs a dataset folder"),
+    ],
+)
+def test_library_errors_name_parameters_not_options(ws, kwargs: dict, error: type, needle: str) -> None:
+    before = ws.pairs_path.read_bytes()
+    with pytest.raises(error) as err:
+        run_filters(ws, **kwargs)
+    assert needle in str(err.value) and "--" not in str(err.value)
+    assert ws.pairs_path.read_bytes() == before
+
+
+def test_question_copied_from_another_chunk_is_found_through_the_kb(tmp_path: Path, no_llm_env: None) -> None:
+    """question_overlap declares that it reads KB-wide sentences; the pipeline finds them for it."""
+    q = "A request body is data sent by the client to your API?"  # a sentence of en-body-1, cited: en-body-3
+    ws = make_workspace(tmp_path / "ws", [pair("qa-1", q, PARAPHRASE, chunks=("en-body-3",))])
+    run_filters(ws, checks=["question_overlap"])
+    got = _load(ws)["qa-1"].checks["question_overlap"]
+    assert not got.passed and "request** body is data" in got.reason
+    (ws.root / "goldset.yaml").write_text("filter:\n  checks:\n    question_overlap: {whole_kb: false}\n")
+    run_filters(ws, checks=["question_overlap"])
+    assert _load(ws)["qa-1"].checks["question_overlap"].passed

@@ -10,7 +10,7 @@ import typer
 from goldset.cli._common import ProgressDisplay, WorkspaceOption, console
 
 if TYPE_CHECKING:
-    from goldset.filters.pipeline import FilterReport
+    from goldset.filters.report import FilterReport
 
 app = typer.Typer()
 
@@ -35,11 +35,28 @@ def filter_(
     from goldset.cli._common import workspace as find_ws
     from goldset.filters import run_filters
 
+    _check_options(check, against, repair, no_llm)
     ws = find_ws(workspace)
     with ProgressDisplay() as show:
         report = run_filters(ws, checks=check or None, against=against, repair=repair, use_llm=not no_llm,
                              progress=show)  # fmt: skip
     _print_report(report)
+
+
+def _check_options(check: list[str] | None, against: Path | None, repair: bool, no_llm: bool) -> None:
+    """The option mistakes the library would report by its parameter names, reported by the options' names."""
+    from goldset.errors import ConfigError, InputError, UsageError
+    from goldset.filters.registry import CHECKS
+
+    unknown = [n for n in check or () if n not in CHECKS]
+    if unknown:
+        raise ConfigError(f"--check {unknown[0]}: unknown check; known checks: {', '.join(CHECKS)}")
+    if repair and no_llm:
+        raise UsageError("--repair needs the LLM to rewrite answers; drop --no-llm")
+    if repair and check and "verbatim" not in check:
+        raise UsageError("--repair rewrites answers that fail the verbatim check; add -c verbatim")
+    if against is not None and not against.exists():
+        raise InputError(f"{against}: --against needs a dataset folder or a pairs .jsonl file; it does not exist")
 
 
 def _print_report(report: FilterReport) -> None:
