@@ -69,12 +69,15 @@ def _print_report(report: FilterReport) -> None:
     types = sorted({t for counts in report.failures_by_type.values() for t in counts} | set(report.status_by_type))
     table = Table(title="checks (then failures per question type)", title_justify="left")
     table.add_column("check", no_wrap=True, min_width=16)
+    table.add_column("failure", no_wrap=True)
     for col in ("passed", "failed", "reused", *types):
         table.add_column(col, justify="right")
     for name in report.checks:
         c = report.per_check[name]
         by_type = report.failures_by_type.get(name, {})
-        table.add_row(name, str(c.passed), str(c.failed), str(c.reused), *(str(by_type.get(t, 0)) for t in types))
+        failure = "rejects" if c.severity == "reject" else "flags"
+        table.add_row(name, failure, str(c.passed), str(c.failed), str(c.reused),
+                      *(str(by_type.get(t, 0)) for t in types))  # fmt: skip
     out.print(table)
 
     statuses = sorted({s for counts in report.status_by_type.values() for s in counts})
@@ -88,7 +91,8 @@ def _print_report(report: FilterReport) -> None:
     for name, why in report.skipped_checks.items():
         out.print(f"{name}: {why}")
     for name, examples in report.examples.items():
-        out.print(f"[bold]{name}[/] failures, e.g.:")
+        kind = "flags" if report.per_check[name].severity == "flag" else "failures"
+        out.print(f"[bold]{name}[/] {kind}, e.g.:")
         for ex in examples:
             out.print(f"  {ex.pair_id}  {ex.question[:70]!r}: {ex.reason}", soft_wrap=True)
     if report.duplicate_groups:
@@ -106,6 +110,9 @@ def _print_report(report: FilterReport) -> None:
             f"llm: {report.llm.get('calls', 0)} calls, {report.llm.get('cache_hits', 0)} from the journal, "
             f"${report.llm.get('cost_usd', 0.0):.4f}"
         )
+    if report.flagged:
+        which = ", ".join(f"{name} {n}" for name, n in report.flagged.items())
+        out.print(f"flagged for review (a flag does not reject): {which}")
     totals = ", ".join(f"{k} {v}" for k, v in report.status_counts.items())
     out.print(
         f"{report.n_pairs} pairs: {totals}. Verdicts computed {report.computed}, reused {report.reused}"

@@ -6,7 +6,7 @@ from functools import lru_cache
 
 from pydantic import Field
 
-from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, result
+from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, verdict
 from goldset.filters.textsim import tokens
 from goldset.schema import CheckResult, QAPair
 from goldset.text import normalize
@@ -34,10 +34,10 @@ def _normalized(placeholders: tuple[str, ...]) -> frozenset[str]:
 def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:
     text = normalize(pair.answer).strip(" .。!！")
     if not tokens(pair.answer):
-        return result(False, None, "answer has no words, only punctuation or symbols")
+        return verdict(settings, False, None, "answer has no words, only punctuation or symbols")
     if text in _normalized(tuple(settings.placeholders)):
-        return result(False, None, f"answer is a placeholder ({pair.answer.strip()!r})")
-    return result(True, None, "answer present")
+        return verdict(settings, False, None, f"answer is a placeholder ({pair.answer.strip()!r})")
+    return verdict(settings, True, None, "answer present")
 
 
 SPEC = CheckSpec(

@@ -14,15 +14,26 @@ from pydantic import BaseModel, ConfigDict, Field
 from goldset.schema import CheckResult, Chunk, QAPair
 
 Kind = Literal["pair", "set", "llm"]
+#: What a failed check does to its pair: ``reject`` makes it rejected; ``flag`` lets it pass, marked for a closer
+#: look in review (for heuristics that cannot be precise enough to throw a pair away on their own).
+Severity = Literal["reject", "flag"]
 ChunkMap = Mapping[str, Chunk]
 
 
 class CheckSettings(BaseModel):
-    """Thresholds of one check (``filter.checks.<name>`` in goldset.yaml). Unknown keys are errors."""
+    """Thresholds of one check (``filter.checks.<name>`` in goldset.yaml). Unknown keys are errors.
+
+    ``severity`` has a default per check (a check's model overrides it); it is not part of the check's settings
+    hash, because it changes what a verdict *does*, not what the check finds: the pipeline re-stamps it on
+    existing verdicts instead of recomputing them.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
     enabled: bool = Field(True, description="Run this check (false: its verdicts are neither made nor counted).")
+    severity: Severity = Field(
+        "reject", description="What a failure does: 'reject' the pair, or 'flag' it for review and let it pass."
+    )
 
 
 S = TypeVar("S", bound=CheckSettings)
@@ -99,6 +110,11 @@ def result(passed: bool, score: float | None, reason: str, **extra: object) -> C
     """A CheckResult with the score rounded (files diff cleanly; 4 digits is plenty for a threshold test)."""
     extra.setdefault("checked_at", _now_to_the_second())
     return CheckResult(passed=passed, score=None if score is None else round(score, 4), reason=reason, **extra)
+
+
+def verdict(settings: CheckSettings, passed: bool, score: float | None, reason: str, **extra: object) -> CheckResult:
+    """:func:`result` carrying the check's severity, so a check used on its own says what its failure does."""
+    return result(passed, score, reason, severity=settings.severity, **extra)
 
 
 _stamp: tuple[int, datetime] = (-1, datetime.fromtimestamp(0, UTC))

@@ -7,29 +7,49 @@ computes nothing and writes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from goldset.filters.base import CheckSettings, CheckSpec
 from goldset.hashing import hash_obj, short_hash
 from goldset.schema import CheckResult, Chunk, QAPair
 
+#: What a check may list in ``CheckSpec.reads`` (``chunks`` is implied by ``uses_chunks``).
+FIELDS = frozenset({"question", "answer", "question_type", "evidence", "chunks", "cited_chunks"})
+
 
 def settings_hash(spec: CheckSpec[Any], settings: CheckSettings, extra: Mapping[str, Any] | None = None) -> str:
-    """Hash of the check's version and thresholds (``enabled`` aside) and of ``extra`` (e.g. the judge model)."""
-    return hash_obj({"v": spec.version, "s": settings.model_dump(exclude={"enabled"}), **(extra or {})})
+    """Hash of the check's version and thresholds and of ``extra`` (e.g. the judge model). ``enabled`` and
+    ``severity`` are left out: they change what is done with a verdict, not the verdict."""
+    return hash_obj({"v": spec.version, "s": settings.model_dump(exclude={"enabled", "severity"}), **(extra or {})})
 
 
-def field_hashes(pair: QAPair, chunks: Mapping[str, Chunk]) -> dict[str, str]:
-    """One hash per pair field a check may read (and of its evidence chunks' content), computed once per pair;
-    each check's input hash combines the ones it reads."""
-    return {
-        "question": short_hash(pair.question),
-        "answer": short_hash(pair.answer),
-        "question_type": pair.question_type.value,
-        "evidence": hash_obj([e.model_dump() for e in pair.evidence]),
-        "chunks": hash_obj([(cid, chunks[cid].content_hash if cid in chunks else None) for cid in pair.chunk_ids]),
-    }
+def field_hashes(pair: QAPair, chunks: Mapping[str, Chunk], needed: Collection[str] | None = None) -> dict[str, str]:
+    """One hash per pair field a check may read, computed once per pair (``needed``: only these); each check's
+    input hash combines the ones it reads. ``chunks``: the evidence chunks' content; ``cited_chunks``: also
+    whether each is in the KB and its document (what the evidence check reads)."""
+    out: dict[str, str] = {}
+    want = FIELDS if needed is None else needed
+    if "question" in want:
+        out["question"] = short_hash(pair.question)
+    if "answer" in want:
+        out["answer"] = short_hash(pair.answer)
+    if "question_type" in want:
+        out["question_type"] = pair.question_type.value
+    if "evidence" in want:
+        out["evidence"] = hash_obj([e.model_dump() for e in pair.evidence])
+    if "chunks" in want:
+        out["chunks"] = hash_obj([(cid, chunks[cid].content_hash if cid in chunks else None) for cid in pair.chunk_ids])
+    if "cited_chunks" in want:  # ids, content and documents; a plain join hashes ~5x faster than canonical JSON
+        cited = ((cid, chunks.get(cid)) for cid in pair.chunk_ids)
+        parts = (f"{cid}\x1e{c.content_hash}\x1e{c.doc_id}" if c else cid for cid, c in cited)
+        out["cited_chunks"] = short_hash("\x1f".join(parts))
+    return out
+
+
+def fields_read(spec: CheckSpec[Any]) -> set[str]:
+    """The :func:`field_hashes` keys a check's input hash is made of."""
+    return {*spec.reads, *(("chunks",) if spec.uses_chunks else ())}
 
 
 def input_hash(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,17 +13,31 @@ if TYPE_CHECKING:
     from goldset.workspace import Workspace
 
 
-def dataset_and_kb_chunks(ws: Workspace) -> dict[str, Chunk]:
-    """The chunks of the dataset folder (``data/chunks.jsonl``), overridden by the KB snapshot's (the KB is the
-    truth): what the checks read, and what is written back beside the pairs. Not :func:`goldset.kb.load_chunks`,
-    which reads the KB snapshot alone."""
+@dataclass(frozen=True)
+class ChunkSources:
+    """The chunks of a filter run.
+
+    ``kb``: what the checks read: the KB snapshot's chunks (``.goldset/kb/chunks.jsonl``), or the dataset folder's
+    when there is no snapshot (a dataset copied without its KB). A chunk missing here is "not in the KB".
+    ``kept``: what is written back to ``data/chunks.jsonl`` beside the pairs: the dataset's chunks, refreshed by the
+    KB's, so a chunk that left the KB is not lost for the pairs that still cite it.
+    """
+
+    kb: dict[str, Chunk]
+    kept: dict[str, Chunk]
+
+
+def read_chunk_sources(ws: Workspace) -> ChunkSources:
+    """Read the dataset folder's and the KB snapshot's chunks (not :func:`goldset.kb.load_chunks`, which reads the
+    snapshot alone and checks it against its documents)."""
     from goldset.io import read_jsonl
 
-    chunks: dict[str, Chunk] = {}
-    for path in (ws.data_dir / "chunks.jsonl", ws.kb_dir / "chunks.jsonl"):
-        if path.exists():
-            chunks.update((c.id, c) for c in read_jsonl(path, Chunk))
-    return chunks
+    dataset_path, kb_path = ws.data_dir / "chunks.jsonl", ws.kb_dir / "chunks.jsonl"
+    dataset = {c.id: c for c in read_jsonl(dataset_path, Chunk)} if dataset_path.exists() else {}
+    if not kb_path.exists():
+        return ChunkSources(kb=dataset, kept=dataset)
+    kb = {c.id: c for c in read_jsonl(kb_path, Chunk)}
+    return ChunkSources(kb=kb, kept={**dataset, **kb})
 
 
 def read_against(path: Path | str) -> list[QAPair]:

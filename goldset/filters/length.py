@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, result
+from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, verdict
 from goldset.filters.textsim import tokens
 from goldset.schema import CheckResult, QAPair
 
@@ -38,8 +38,8 @@ def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:
     if na > settings.max_answer_tokens:
         problems.append(f"answer has {na} tokens (> {settings.max_answer_tokens})")
     if problems:
-        return result(False, None, "; ".join(problems))
-    return result(True, None, f"question {nq} tokens, answer {na} tokens")
+        return verdict(settings, False, None, "; ".join(problems))
+    return verdict(settings, True, None, f"question {nq} tokens, answer {na} tokens")
 
 
 SPEC = CheckSpec(

@@ -19,7 +19,7 @@ from goldset.config import load_settings
 from goldset.errors import ConfigError, InputError, UsageError
 from goldset.filters import duplicates, groundedness
 from goldset.filters import repair as repair_mod
-from goldset.filters.inputs import dataset_and_kb_chunks, read_against
+from goldset.filters.inputs import read_against, read_chunk_sources
 from goldset.filters.registry import CHECKS
 from goldset.filters.report import CheckCounts, FilterReport, count_verdicts
 from goldset.filters.run_state import FilterRun
@@ -27,6 +27,7 @@ from goldset.filters.settings import FilterSettings
 from goldset.filters.stage_duplicates import run_duplicates, semantic_edges
 from goldset.filters.stage_llm import JUDGED, LLMPlan, groundedness_input, run_llm
 from goldset.filters.stage_pair_checks import run_pair_checks
+from goldset.filters.status import pair_status, restamp_severity
 from goldset.progress import ProgressCallback
 from goldset.schema import PairStatus, QAPair
 
@@ -98,7 +99,8 @@ def run_filters(
     from goldset.io import read_jsonl
 
     pairs = read_jsonl(ws.pairs_path, QAPair)
-    chunks = dataset_and_kb_chunks(ws)
+    sources = read_chunk_sources(ws)
+    chunks = sources.kb
     against_pairs = read_against(against) if against is not None else []
 
     # 3. The endpoint, if the judge or the repair will be used (EndpointError now, not halfway).
@@ -148,9 +150,10 @@ def run_filters(
 
         asyncio.run(run_llm(run, plan, live, repair=repair))
 
-    # 7. Status, counts, write-back.
+    # 7. Severities, status, counts, write-back.
+    severities = {n: settings.for_check(n).severity for n in CHECKS}
     by_id = {p.id: p for p in pairs}
-    by_id.update((p.id, p) for p in live)
+    by_id.update((p.id, restamp_severity(p, severities)) for p in live)
     status_names = set(names) | {
         n for n in CHECKS if settings.for_check(n).enabled is True or (n != groundedness.NAME and n in names)
     }
@@ -166,21 +169,13 @@ def run_filters(
             old = p.checks.get(groundedness.NAME)
             if keep_judged and old is not None and old.input_hash == groundedness_input(p, chunks, run.kb_hash):
                 names_p.add(groundedness.NAME)
-            p = p.model_copy(update={"status": _status(p, names_p)})
+            p = p.model_copy(update={"status": pair_status(p, names_p)})
         final.append(p)
-    count_verdicts(report, final, names, settings.examples)
+    count_verdicts(report, final, names, settings.examples, severities)
     if any(before[p.id] != p.model_dump_json() for p in final):
         from goldset.dataset import write_dataset
 
-        write_dataset(ws.data_dir, final, chunks.values())
+        write_dataset(ws.data_dir, final, sources.kept.values())
         report.written = True
     return report
 
-
-def _status(pair: QAPair, names: set[str]) -> PairStatus:
-    verdicts = [pair.checks.get(n) for n in names]
-    if any(v is not None and not v.passed for v in verdicts):
-        return PairStatus.rejected
-    if all(v is not None for v in verdicts):
-        return PairStatus.passed
-    return PairStatus.candidate

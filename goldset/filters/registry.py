@@ -7,6 +7,7 @@ from typing import Any
 from goldset.filters import (
     answer_present,
     duplicates,
+    evidence,
     groundedness,
     leakage,
     length,
@@ -22,6 +23,7 @@ from goldset.filters.base import CheckSpec
 CHECKS: dict[str, CheckSpec[Any]] = {
     m.SPEC.name: m.SPEC
     for m in (
+        evidence,
         answer_present,
         length,
         question_form,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -11,11 +12,13 @@ from goldset.schema import PairStatus, QAPair
 
 @dataclass
 class CheckCounts:
-    """One check's verdicts over the live pairs after the run."""
+    """One check's verdicts over the live pairs after the run. ``severity``: what its failures do (``reject``:
+    the pair is rejected; ``flag``: it may still pass, marked for review)."""
 
     passed: int = 0
     failed: int = 0
     reused: int = 0  # verdicts kept from an earlier run (unchanged input and settings)
+    severity: str = "reject"
 
 
 @dataclass
@@ -39,6 +42,8 @@ class FilterReport:
     why it did not run (``--no-llm``, no endpoint). ``duplicate_groups``: pairs kept with near-duplicates of
     theirs rejected. ``judge_errors``: failed judge or embedding calls (those pairs stay unjudged: re-run).
     ``repaired`` / ``repair_failed``: pair ids whose answer was rewritten / why a rewrite was not kept.
+    ``flagged``: check name -> live pairs this run's check flagged (failed with severity ``flag``: such a pair can
+    still pass).
     ``written``: whether the candidates file changed. ``llm`` / ``embedding``: call statistics of the judge and of
     the embeddings (calls, cache hits, tokens, cost), None when unused.
     """
@@ -58,6 +63,7 @@ class FilterReport:
     judge_errors: list[str] = field(default_factory=list)
     repaired: list[str] = field(default_factory=list)
     repair_failed: dict[str, str] = field(default_factory=dict)
+    flagged: dict[str, int] = field(default_factory=dict)
     written: bool = False
     llm: dict[str, Any] | None = None
     embedding: dict[str, Any] | None = None
@@ -68,8 +74,11 @@ class FilterReport:
         self.per_check[name].reused += 1
 
 
-def count_verdicts(report: FilterReport, pairs: list[QAPair], names: list[str], examples: int) -> None:
-    """Fill the report's status counts, per-check counts, failures per type and examples from the final pairs."""
+def count_verdicts(
+    report: FilterReport, pairs: list[QAPair], names: list[str], examples: int, severities: Mapping[str, str]
+) -> None:
+    """Fill the report's status counts, per-check counts (with each check's severity), failures per type, flags
+    and examples from the final pairs."""
     live = [p for p in pairs if p.status != PairStatus.retired]
     report.status_counts = dict(sorted(Counter(p.status.value for p in pairs).items()))
     by_type: dict[str, Counter[str]] = {}
@@ -78,6 +87,7 @@ def count_verdicts(report: FilterReport, pairs: list[QAPair], names: list[str], 
     report.status_by_type = {t: dict(sorted(c.items())) for t, c in sorted(by_type.items())}
     for name in names:
         counts = report.per_check.setdefault(name, CheckCounts())
+        counts.severity = severities.get(name, "reject")
         shown: list[FailureExample] = []
         for p in live:
             res = p.checks.get(name)
@@ -87,6 +97,8 @@ def count_verdicts(report: FilterReport, pairs: list[QAPair], names: list[str], 
                 counts.passed += 1
             else:
                 counts.failed += 1
+                if res.flagged:
+                    report.flagged[name] = report.flagged.get(name, 0) + 1
                 t = report.failures_by_type.setdefault(name, {})
                 t[p.question_type.value] = t.get(p.question_type.value, 0) + 1
                 if len(shown) < examples:

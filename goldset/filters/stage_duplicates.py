@@ -12,21 +12,24 @@ from typing import TYPE_CHECKING
 from goldset.filters import duplicates
 from goldset.filters.incremental import input_hash, same_verdict, settings_hash, with_check
 from goldset.filters.run_state import FilterRun
+from goldset.filters.status import generation_rejects
 from goldset.schema import PairStatus, QAPair
 
 if TYPE_CHECKING:
     from goldset.llm import Endpoint
 
 
-def rank(names: Sequence[str]) -> Callable[[QAPair], tuple[int, int, float]]:
-    """Which pair of a duplicate group to keep: reviewed first, then fewest failed checks, then least copying."""
+def rank(names: Sequence[str]) -> Callable[[QAPair], tuple[int, int, int, float]]:
+    """Which of two near-duplicates to keep: reviewed first, then fewest rejecting failures (generation's
+    included), then fewest flags, then least copying."""
     order = {PairStatus.accepted: 0, PairStatus.stale: 1}
 
-    def key(p: QAPair) -> tuple[int, int, float]:
+    def key(p: QAPair) -> tuple[int, int, int, float]:
         others = [p.checks[n] for n in names if n != duplicates.NAME and n in p.checks]
-        failed = sum(1 for c in others if not c.passed)
+        rejects = sum(1 for c in others if c.rejects) + generation_rejects(p)
+        flags = sum(1 for c in others if c.flagged)
         copy = p.checks["verbatim"].score if "verbatim" in p.checks and p.checks["verbatim"].score else 0.0
-        return (order.get(p.status, 2), failed, copy)
+        return (order.get(p.status, 2), rejects, flags, copy)
 
     return key
 

@@ -18,6 +18,7 @@ from goldset.filters.incremental import current, input_hash, settings_hash, with
 from goldset.filters.report import CheckCounts, FilterReport
 from goldset.filters.run_state import FilterRun
 from goldset.filters.stage_pair_checks import run_pair_checks
+from goldset.filters.status import generation_rejects, rejecting
 from goldset.schema import CheckResult, Chunk, PairStatus, QAPair
 
 if TYPE_CHECKING:
@@ -75,8 +76,8 @@ class _LLMStage:
         return groundedness_input(pair, self.run.chunks, self.run.kb_hash)
 
     def stamped(self, pair: QAPair, verdict: CheckResult) -> QAPair:
-        """``pair`` with the judge's verdict, stamped with what it was made on."""
-        upd = {"settings_hash": self.g_hash, "input_hash": self.g_input(pair)}
+        """``pair`` with the judge's verdict, stamped with what it was made on and the check's severity."""
+        upd = {"settings_hash": self.g_hash, "input_hash": self.g_input(pair), "severity": self.settings.severity}
         return with_check(pair, groundedness.NAME, verdict.model_copy(update=upd))
 
     async def judge(self, targets: Sequence[QAPair]) -> dict[str, CheckResult]:
@@ -120,11 +121,15 @@ class _LLMStage:
                 self.run.report.computed += 1
 
     async def repair(self, live: list[QAPair], prompt: Prompt) -> None:
-        """Rewrite answers that fail only the verbatim check, re-check them, keep rewrites that no longer copy."""
+        """Rewrite answers that fail only the verbatim check, re-check them, keep rewrites that no longer copy.
+
+        "Only": no other check rejects the pair (flags do not count) and generation did not reject it (a rewrite
+        would clear generation's verdict without curing what it found).
+        """
         names, report = self.run.names, self.run.report
         targets = [
             idx for idx, p in enumerate(live)
-            if p.status in JUDGED and {n for n in names if n in p.checks and not p.checks[n].passed} == {"verbatim"}
+            if p.status in JUDGED and rejecting(p, names) == ["verbatim"] and not generation_rejects(p)
         ]  # fmt: skip
         if not targets:
             return
@@ -138,7 +143,7 @@ class _LLMStage:
             checked.append(repair_mod.rewritten(live[idx], got, self.plan.endpoint.model))
         if not checked:
             return
-        # The re-check counts apart: only the verdicts of kept rewrites count as computed by this run.
+        # The re-check counts apart: only the fresh verdicts of kept rewrites count as computed by this run.
         sub = dataclasses.replace(self.run, report=FilterReport(per_check={n: CheckCounts() for n in names}),
                                   progress=None)  # fmt: skip
         run_pair_checks(sub, checked)
@@ -146,12 +151,13 @@ class _LLMStage:
         checked = [self.stamped(p, verdicts[p.id]) if p.id in verdicts else p for p in checked]
         position = {p.id: i for i, p in enumerate(live)}
         for p in checked:
-            failed = [n for n in names if n in p.checks and not p.checks[n].passed]
-            if groundedness.NAME in names and groundedness.NAME not in p.checks:
-                failed.append(groundedness.NAME)  # the judge could not confirm the rewrite
+            failed = rejecting(p, names)
+            if groundedness.NAME in names and p.id not in verdicts:
+                failed.append(groundedness.NAME)  # the judge could not confirm the rewrite (its verdict is stale)
             if failed:
                 report.repair_failed[p.id] = f"rewrite still fails {', '.join(failed)}; original kept"
                 continue
+            original = live[position[p.id]]
             live[position[p.id]] = p
             report.repaired.append(p.id)
-            report.computed += sub.report.computed
+            report.computed += sum(1 for n, c in p.checks.items() if c is not original.checks.get(n))

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from goldset.filters.base import CheckSettings, CheckSpec
-from goldset.filters.incremental import current, field_hashes, input_hash, settings_hash
+from goldset.filters.incremental import current, field_hashes, fields_read, input_hash, settings_hash
 from goldset.filters.registry import CHECKS
 from goldset.filters.run_state import FilterRun
 from goldset.schema import CheckResult, QAPair
@@ -29,9 +29,10 @@ def run_pair_checks(run: FilterRun, pairs: list[QAPair]) -> None:
         if spec.kb_sentences is not None and spec.kb_sentences.wanted(check_settings[spec.name])
     }
     extra = {"kb": run.kb_hash} if kb_wide else {}
+    needed = set().union(*(fields_read(spec) for spec in specs))
     todo: list[tuple[int, CheckSpec[Any], str]] = []
     for idx, pair in enumerate(pairs):
-        fields = field_hashes(pair, run.chunks)
+        fields = field_hashes(pair, run.chunks, needed)
         for spec in specs:
             i_hash = input_hash(spec, pair, run.chunks, extra if spec.name in kb_wide else None, fields)
             if current(pair, spec.name, s_hashes[spec.name], i_hash) is not None:
