@@ -179,8 +179,10 @@ def _each(func: Callable[[int], Any], items: range, *, parallel: bool) -> list[A
 def _bucket_pairs(keys: np.ndarray, max_bucket: int) -> np.ndarray:
     """Candidate index pairs (i < j) sharing a bucket in any band, as one array of shape (k, 2), unique.
 
-    A bucket of up to ``max_bucket`` texts yields all its pairs; a larger one (a boilerplate shingle set
-    shared by many texts) yields a chain plus a star, which union-find still joins when they verify. All of it
+    A bucket of up to ``max_bucket`` texts yields all its pairs; a larger one (a boilerplate shingle set shared
+    by many texts) yields the pairs of members at most ``max_bucket`` apart in index order (a sliding window:
+    linear in the bucket's size). Callers give the texts in a canonical order (:func:`similar_pairs` sorts them),
+    so the window, and with it every verdict, does not depend on the order the texts came in. All of it
     vectorised: for each distance d, the pairs (k-th, k+d-th) of sorted bucket members.
     """
     import numpy as np
@@ -202,19 +204,16 @@ def _bucket_pairs(keys: np.ndarray, max_bucket: int) -> np.ndarray:
             return out
         length = length[shared]
         pos = shared - run_start[run_id[shared]]  # position within its run
-        small = length <= max_bucket
-        # Pairs at distance d inside a run: (idx, idx + d) for positions with pos + d < run length.
+        # Pairs at distance d inside a run: (idx, idx + d) for positions with pos + d < run length; every pair of
+        # a run of up to max_bucket members, a window of max_bucket neighbours in a larger one.
         sel = np.arange(len(shared))
         d = 1
-        while len(sel):
-            sel = sel[(pos[sel] + d < length[sel]) & (small[sel] | (d == 1))]
+        while len(sel) and d <= max(max_bucket, 1):
+            sel = sel[pos[sel] + d < length[sel]]
             if not len(sel):
                 break
             out.append(np.stack([order[shared[sel]], order[shared[sel] + d]], axis=1))
             d += 1
-        big = shared[~small & (pos > 0)]
-        if len(big):  # star: every member of a huge bucket with the bucket's first member
-            out.append(np.stack([order[run_start[run_id[big]]], order[big]], axis=1))
         return out
 
     # Bands are independent and the result is sorted below: threads cannot change it.
@@ -251,6 +250,8 @@ def verify(a: Sequence[str], b: Sequence[str]) -> np.ndarray:
 
 @dataclass(frozen=True)
 class SimilarPair:
+    """Texts ``i`` < ``j`` (indices) and their verified similarity."""
+
     i: int
     j: int
     similarity: float
@@ -259,17 +260,48 @@ class SimilarPair:
 def similar_pairs(
     texts: Sequence[str], threshold: float, params: LSHParams | None = None, *, max_bucket: int = 50
 ) -> list[SimilarPair]:
-    """All pairs (i < j) of ``texts`` whose canonical similarity is ≥ ``threshold``, found via LSH."""
+    """All pairs (i < j) of ``texts`` whose canonical similarity is ≥ ``threshold``, found via LSH, sorted.
+
+    The same pairs come out whatever the order of ``texts`` (see :func:`similar_texts`). Texts repeated k times
+    give k(k-1)/2 pairs: callers with many exact repeats should use :func:`similar_texts`.
+    """
+    text_of, edges = similar_texts(texts, threshold, params, max_bucket=max_bucket)
+    members: dict[int, list[int]] = {}
+    for i, t in enumerate(text_of):
+        members.setdefault(t, []).append(i)
+    out = [SimilarPair(a, b, 1.0) for same in members.values() for k, a in enumerate(same) for b in same[k + 1 :]]
+    for e in edges:
+        out.extend(SimilarPair(min(a, b), max(a, b), e.similarity) for a in members[e.i] for b in members[e.j])
+    out.sort(key=lambda p: (p.i, p.j))
+    return out
+
+
+def similar_texts(
+    texts: Sequence[str], threshold: float, params: LSHParams | None = None, *, max_bucket: int = 50
+) -> tuple[list[int], list[SimilarPair]]:
+    """Near-duplicates among the *distinct* canonical forms of ``texts``.
+
+    Returns ``text_of`` (for each input text, the index of its canonical form, in sorted order of the forms:
+    texts with the same index are identical once canonical, similarity 1) and the verified pairs of distinct
+    forms at or above ``threshold``. The LSH runs over the distinct forms in sorted order, so which candidates a
+    large bucket yields depends on the texts alone, never on the order they came in.
+    """
     params = params or LSHParams()
     canon = [canonical(t) for t in texts]
-    sig = minhash_signatures(canon, params)
+    distinct = sorted(set(canon))
+    index = {c: k for k, c in enumerate(distinct)}
+    text_of = [index[c] for c in canon]
+    if len(distinct) < 2:
+        return text_of, []
+    sig = minhash_signatures(distinct, params)
     cand = _bucket_pairs(band_keys(sig, params), max_bucket)
-    sims = verify([canon[i] for i in cand[:, 0].tolist()], [canon[j] for j in cand[:, 1].tolist()])
+    sims = verify([distinct[i] for i in cand[:, 0].tolist()], [distinct[j] for j in cand[:, 1].tolist()])
     keep = sims >= threshold  # most candidates fail: select before building Python objects
-    return [
+    edges = [
         SimilarPair(i, j, s)
         for i, j, s in zip(cand[keep, 0].tolist(), cand[keep, 1].tolist(), sims[keep].tolist(), strict=True)
     ]
+    return text_of, edges
 
 
 def groups_from_pairs(n: int, pairs: Sequence[SimilarPair]) -> list[list[int]]:
