@@ -105,10 +105,11 @@ def find(
     """
     everyone = participants(pairs, against)
     n_own = len(pairs)
-    text_of, text_edges = similar_texts([p.question for p in everyone], settings.threshold, settings.lsh())
-    same_text: dict[int, list[int]] = {}
-    for i, t in enumerate(text_of):
-        same_text.setdefault(t, []).append(i)
+    same_text, text_edges = similar_texts([p.question for p in everyone], settings.threshold, settings.lsh())
+    text_of = [0] * len(everyone)
+    for t, same in enumerate(same_text):
+        for i in same:
+            text_of[i] = t
     linked: dict[int, dict[int, float]] = {}  # distinct text -> similar distinct texts
     for e in text_edges:
         linked.setdefault(e.i, {})[e.j] = e.similarity
@@ -127,17 +128,19 @@ def find(
                 out[j] = max(sim, out.get(j, 0.0))
         for j, sim in semantic.get(i, {}).items():
             out[j] = max(sim, out.get(j, 0.0))
-        if settings.distinct_identifiers:
+        if settings.distinct_identifiers and out:
             mine = identifier_tokens(everyone[i].question)
             out = {j: s for j, s in out.items() if not _name_different_things(mine, everyone[j].question)}
         return out
 
-    order = sorted(range(n_own), key=lambda i: (rank(everyone[i]), everyone[i].id))
+    # Only pairs with a neighbour can be duplicates or have one: rank just those (the rest are kept alone).
+    near_of = {i: near for i in range(n_own) if (near := neighbours(i))}
+    order = sorted(near_of, key=lambda i: (rank(everyone[i]), everyone[i].id))
     position = {i: k for k, i in enumerate(order)}
     kept: set[int] = set()
     duplicate_of: dict[int, tuple[int, float]] = {}
     for i in order:
-        near = neighbours(i)
+        near = near_of[i]
         released = [(j, s) for j, s in near.items() if j >= n_own]
         if released:  # released pairs are counted already: the most similar one wins, ties by id
             duplicate_of[i] = min(released, key=lambda js: (-js[1], everyone[js[0]].id))

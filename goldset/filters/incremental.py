@@ -60,7 +60,7 @@ def input_hash(
     fields: Mapping[str, str] | None = None,
 ) -> str:
     """Hash of what ``spec`` reads of ``pair`` (``fields``: :func:`field_hashes` already computed) and ``extra``."""
-    fields = fields if fields is not None else field_hashes(pair, chunks)
+    fields = fields if fields is not None else field_hashes(pair, chunks, fields_read(spec))
     parts = [f"{name}={fields[name]}" for name in spec.reads]
     if spec.uses_chunks:
         parts.append(f"chunks={fields['chunks']}")

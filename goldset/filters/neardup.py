@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from goldset.filters.textsim import canonical
 
@@ -248,9 +248,8 @@ def verify(a: Sequence[str], b: Sequence[str]) -> np.ndarray:
     return np.asarray(process.cpdist(a, b, scorer=Indel.normalized_similarity, workers=workers), dtype=np.float64)
 
 
-@dataclass(frozen=True)
-class SimilarPair:
-    """Texts ``i`` < ``j`` (indices) and their verified similarity."""
+class SimilarPair(NamedTuple):
+    """Texts ``i`` < ``j`` (indices) and their verified similarity (a tuple: 100,000s are made and sorted)."""
 
     i: int
     j: int
@@ -265,34 +264,42 @@ def similar_pairs(
     The same pairs come out whatever the order of ``texts`` (see :func:`similar_texts`). Texts repeated k times
     give k(k-1)/2 pairs: callers with many exact repeats should use :func:`similar_texts`.
     """
-    text_of, edges = similar_texts(texts, threshold, params, max_bucket=max_bucket)
-    members: dict[int, list[int]] = {}
-    for i, t in enumerate(text_of):
-        members.setdefault(t, []).append(i)
-    out = [SimilarPair(a, b, 1.0) for same in members.values() for k, a in enumerate(same) for b in same[k + 1 :]]
-    for e in edges:
-        out.extend(SimilarPair(min(a, b), max(a, b), e.similarity) for a in members[e.i] for b in members[e.j])
-    out.sort(key=lambda p: (p.i, p.j))
+    members, edges = similar_texts(texts, threshold, params, max_bucket=max_bucket)
+    repeats = (same for same in members if len(same) > 1)
+    out = [SimilarPair(a, b, 1.0) for same in repeats for k, a in enumerate(same) for b in same[k + 1 :]]
+    for i, j, sim in edges:
+        mi, mj = members[i], members[j]
+        if len(mi) == 1 and len(mj) == 1:  # the common case: no repeats
+            a, b = mi[0], mj[0]
+            out.append(SimilarPair(a, b, sim) if a < b else SimilarPair(b, a, sim))
+        else:
+            out.extend(SimilarPair(min(a, b), max(a, b), sim) for a in mi for b in mj)
+    out.sort()
     return out
 
 
 def similar_texts(
     texts: Sequence[str], threshold: float, params: LSHParams | None = None, *, max_bucket: int = 50
-) -> tuple[list[int], list[SimilarPair]]:
+) -> tuple[list[list[int]], list[SimilarPair]]:
     """Near-duplicates among the *distinct* canonical forms of ``texts``.
 
-    Returns ``text_of`` (for each input text, the index of its canonical form, in sorted order of the forms:
-    texts with the same index are identical once canonical, similarity 1) and the verified pairs of distinct
-    forms at or above ``threshold``. The LSH runs over the distinct forms in sorted order, so which candidates a
-    large bucket yields depends on the texts alone, never on the order they came in.
+    Returns ``members`` (for each distinct canonical form, in sorted order of the forms, the indices of the texts
+    that have it: identical once canonical, similarity 1) and the verified pairs of distinct forms (indices into
+    ``members``) at or above ``threshold``. The LSH runs over the distinct forms in sorted order, so which
+    candidates a large bucket yields depends on the texts alone, never on the order they came in.
     """
     params = params or LSHParams()
     canon = [canonical(t) for t in texts]
-    distinct = sorted(set(canon))
-    index = {c: k for k, c in enumerate(distinct)}
-    text_of = [index[c] for c in canon]
+    distinct: list[str] = []
+    members: list[list[int]] = []
+    for i in sorted(range(len(canon)), key=canon.__getitem__):  # stable: a form's texts in input order
+        if distinct and distinct[-1] == canon[i]:
+            members[-1].append(i)
+        else:
+            distinct.append(canon[i])
+            members.append([i])
     if len(distinct) < 2:
-        return text_of, []
+        return members, []
     sig = minhash_signatures(distinct, params)
     cand = _bucket_pairs(band_keys(sig, params), max_bucket)
     sims = verify([distinct[i] for i in cand[:, 0].tolist()], [distinct[j] for j in cand[:, 1].tolist()])
@@ -301,7 +308,7 @@ def similar_texts(
         SimilarPair(i, j, s)
         for i, j, s in zip(cand[keep, 0].tolist(), cand[keep, 1].tolist(), sims[keep].tolist(), strict=True)
     ]
-    return text_of, edges
+    return members, edges
 
 
 def groups_from_pairs(n: int, pairs: Sequence[SimilarPair]) -> list[list[int]]:

@@ -146,9 +146,16 @@ def split_sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_SPLIT_RE.split(text) if s and s.strip()]
 
 
-def has_sentence_break(text: str) -> bool:
-    """Whether :func:`split_sentences` would cut ``text`` (stripped) in more than one piece."""
-    return _SENTENCE_SPLIT_RE.search(text.strip()) is not None
+#: Where a sentence may end, for splitting when the punctuation itself is not kept (:func:`sentence_pieces`).
+_SENTENCE_BREAK_RE = re.compile(r"[.!?;:]\s+|[。！？；：\n]+")
+
+
+def sentence_pieces(text: str) -> list[str]:
+    """The sentences of ``text`` as :func:`split_sentences` cuts them, without their end punctuation (for
+    measures that ignore punctuation: no look-behind, ~3x faster), blank pieces dropped."""
+    if not any(ch in text for ch in ".!?;:。！？；：\n"):
+        return [text]
+    return [piece for piece in _SENTENCE_BREAK_RE.split(text) if piece.strip()]
 
 
 def sentence_windows(sentences: Sequence[str], width: int = 3) -> list[str]:
@@ -214,21 +221,22 @@ def identifier_tokens(text: str) -> frozenset[str]:
 #: Full-width ASCII forms (Ａ, ０, ＿) -> ASCII, as NFKC maps them.
 _FULL_WIDTH = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}
 #: Content units: a run of CJK characters (cut into bigrams below) or a run of other word characters.
+_ASCII_WORD_RE = re.compile(r"[a-z0-9_]+")
 _UNIT_RE = re.compile(f"[{_CJK_RANGES}]+|[^\\W{_CJK_RANGES}]+")
 
 
-@lru_cache(maxsize=1 << 16)
 def content_units(text: str) -> frozenset[str]:
     """The content of ``text`` as an order-free set: words that are not function words, and each run of CJK
     characters as its character bigrams (a Chinese word is two characters or more; a lone character counts
     alone unless it is a function character). Normalised like :func:`goldset.text.tokenize`.
 
+    Not memoised: chunk sentences' units are kept on their :class:`SourceProfile`, and answers are seen once.
     Units compare texts whatever their word order: a copied clause moved to the front keeps every unit. Full-width
     letters and digits are folded to ASCII (what NFKC does to them; full NFKC costs ~10x more on Chinese text and
     changes nothing else that matters here).
     """
     if text.isascii():  # no CJK: the words minus the function words, all in C
-        return frozenset(_UNIT_RE.findall(text.lower())).difference(STOPWORDS)
+        return frozenset(_ASCII_WORD_RE.findall(text.lower())).difference(STOPWORDS)
     out: set[str] = set()
     for piece in _UNIT_RE.findall(text.translate(_FULL_WIDTH).lower()):
         if len(piece) > 1 and piece[0] >= "\u3040":  # a CJK run (pieces are all CJK or all not)
@@ -334,7 +342,6 @@ __all__ = [
     "containment",
     "content_units",
     "edit_similarity",
-    "has_sentence_break",
     "identifier_tokens",
     "jaccard",
     "lcs_ratio",
@@ -343,6 +350,7 @@ __all__ = [
     "normalize",
     "normalized_contains",
     "sentence_grams",
+    "sentence_pieces",
     "sentence_windows",
     "source_profile",
     "split_sentences",

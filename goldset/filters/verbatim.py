@@ -27,7 +27,6 @@ copying, so such a pair is caught here or not at all (tests/fixtures/filters/cop
 from __future__ import annotations
 
 import operator
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from itertools import accumulate, chain
 
@@ -39,11 +38,10 @@ from goldset.filters.textsim import (
     SourceProfile,
     best_edit_match,
     content_units,
-    has_sentence_break,
     identifier_tokens,
     ngrams,
+    sentence_pieces,
     source_profile,
-    split_sentences,
 )
 from goldset.filters.textsim import tokens as text_tokens
 from goldset.schema import CheckResult, QAPair
@@ -97,8 +95,9 @@ def _measures(
     exact = any(query in prof.window_set for prof in profiles)
     if exact:
         yield "similarity", 1.0  # a window is the answer itself: the highest similarity there is (fuzz.ratio 100)
-    yield "overlap", _overlap(answer, question, tokens, profiles, settings.min_own_words)
-    given = frozenset(tokens).intersection(text_tokens(question)).union(identifier_tokens(answer))
+    identifiers = identifier_tokens(answer)
+    yield "overlap", _overlap(answer, question, tokens, identifiers, profiles, settings.min_own_words)
+    given = frozenset(tokens).intersection(text_tokens(question)).union(identifiers)
     flags = bytes(map(given.__contains__, tokens))
     n_own = len(flags) - flags.count(1)
     if n_own >= settings.min_own_words:
@@ -189,7 +188,12 @@ def _similarity(query: str, profiles: Sequence[SourceProfile]) -> float:
 
 
 def _overlap(
-    answer: str, question: str, tokens: Sequence[str], profiles: Sequence[SourceProfile], min_units: int
+    answer: str,
+    question: str,
+    tokens: Sequence[str],
+    identifiers: frozenset[str],
+    profiles: Sequence[SourceProfile],
+    min_units: int,
 ) -> float:
     """Per answer sentence, the share of its own content units (not the question's, not identifiers) in the best
     evidence window (one sentence or two adjacent, of any chunk), weighted by the sentence's units; 0 when the
@@ -199,13 +203,12 @@ def _overlap(
     are used: set operations in C instead of a second pass over the text.
     """
     q_units = frozenset(text_tokens(question)) if question.isascii() else content_units(question)
-    given = q_units | identifier_tokens(answer)
-    if has_sentence_break(answer):
-        units = [content_units(s) - given for s in split_sentences(answer)]
-    elif answer.isascii():
+    given = q_units | identifiers
+    pieces = sentence_pieces(answer)
+    if len(pieces) == 1 and answer.isascii():  # one ASCII sentence: its units are its tokens minus function words
         units = [frozenset(tokens).difference(STOPWORDS, given)]
     else:
-        units = [content_units(answer) - given]
+        units = [content_units(piece) - given for piece in pieces]
     total = sum(len(u) for u in units)
     if total < min_units:
         return 0.0
@@ -215,8 +218,10 @@ def _overlap(
         for prof in profiles:
             present = sent & prof.all_units
             if len(present) > most:  # else no window of this chunk can beat the best
-                counts = Counter(chain.from_iterable(map(prof.unit_index.__getitem__, present)))
-                most = max(most, *counts.values())
+                # Windows holding each present unit, back to back; the most frequent window is the best. list.count
+                # over the few distinct windows beats a Counter (whose constructor alone costs more here).
+                windows = list(chain.from_iterable(map(prof.unit_index.__getitem__, present)))
+                most = max(most, *map(windows.count, set(windows)))
         covered += most
     return covered / total
 
@@ -231,19 +236,22 @@ def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:
     if len(tokens) < settings.min_answer_tokens:
         why = f"answer has {len(tokens)} tokens (< {settings.min_answer_tokens}); not judged"
         return verdict(settings, True, 0.0, why)
-    limits = {
-        "similarity": settings.max_edit_similarity,
-        "containment": settings.max_containment,
-        "overlap": settings.max_sentence_overlap,
-        "run": settings.max_lcs_ratio,
-    }
     seen: dict[str, float] = {}
     for name, value in _measures(pair.answer, [source_profile(t) for t in sources], settings, tokens, pair.question):
-        if value >= limits[name]:
+        if value >= getattr(settings, _LIMIT[name]):
             return verdict(settings, False, value, "answer copies the evidence: " + _why(name, value, settings))
         seen[name] = value
     summary = ", ".join(f"{k} {seen.get(k, 0.0):.2f}" for k in MEASURES)
     return verdict(settings, True, max(seen.values(), default=0.0), summary)
+
+
+#: The setting holding each measure's threshold.
+_LIMIT = {
+    "similarity": "max_edit_similarity",
+    "containment": "max_containment",
+    "overlap": "max_sentence_overlap",
+    "run": "max_lcs_ratio",
+}
 
 
 def _why(name: str, value: float, settings: Settings) -> str:
