@@ -126,7 +126,7 @@ def run_filters(
     report.checks = list(names)
     report.n_pairs = len(pairs)
     report.per_check = {name: CheckCounts() for name in names}
-    before = {p.id: p.model_dump_json() for p in pairs}
+    original = {p.id: p for p in pairs}
     live = [p for p in pairs if p.status != PairStatus.retired]
     report.n_judged = sum(1 for p in live if p.status in JUDGED)
     run = FilterRun(ws=ws, settings=settings, names=names, chunks=chunks, report=report, progress=progress)
@@ -169,10 +169,14 @@ def run_filters(
             old = p.checks.get(groundedness.NAME)
             if keep_judged and old is not None and old.input_hash == groundedness_input(p, chunks, run.kb_hash):
                 names_p.add(groundedness.NAME)
-            p = p.model_copy(update={"status": pair_status(p, names_p)})
+            status = pair_status(p, names_p)
+            if status != p.status:
+                p = p.model_copy(update={"status": status})
         final.append(p)
     count_verdicts(report, final, names, settings.examples, severities)
-    if any(before[p.id] != p.model_dump_json() for p in final):
+    # Stages replace a pair only to change it; a replaced one may still serialise the same (a verdict re-made
+    # identical): compare those alone, so an unchanged re-run serialises nothing.
+    if any(p is not original[p.id] and p.model_dump_json() != original[p.id].model_dump_json() for p in final):
         from goldset.dataset import write_dataset
 
         write_dataset(ws.data_dir, final, sources.kept.values())
