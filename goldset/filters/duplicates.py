@@ -105,15 +105,12 @@ def find(
     """
     everyone = participants(pairs, against)
     n_own = len(pairs)
-    same_text, text_edges = similar_texts([p.question for p in everyone], settings.threshold, settings.lsh())
-    text_of = [0] * len(everyone)
-    for t, same in enumerate(same_text):
-        for i in same:
-            text_of[i] = t
+    forms, text_edges = similar_texts([p.question for p in everyone], settings.threshold, settings.lsh())
+    text_of = forms.form_of()
     linked: dict[int, dict[int, float]] = {}  # distinct text -> similar distinct texts
-    for e in text_edges:
-        linked.setdefault(e.i, {})[e.j] = e.similarity
-        linked.setdefault(e.j, {})[e.i] = e.similarity
+    for ti, tj, sim in text_edges:
+        linked.setdefault(ti, {})[tj] = sim
+        linked.setdefault(tj, {})[ti] = sim
     semantic: dict[int, dict[int, float]] = {}
     for i, j, sim in extra_edges:
         if i != j:
@@ -122,9 +119,9 @@ def find(
 
     def neighbours(i: int) -> dict[int, float]:
         """Every participant similar to ``i`` at or above the threshold, with the similarity."""
-        out: dict[int, float] = {j: 1.0 for j in same_text[text_of[i]] if j != i}
+        out: dict[int, float] = {j: 1.0 for j in forms.repeats.get(text_of[i], ()) if j != i}
         for t, sim in linked.get(text_of[i], {}).items():
-            for j in same_text[t]:
+            for j in forms.texts(t):
                 out[j] = max(sim, out.get(j, 0.0))
         for j, sim in semantic.get(i, {}).items():
             out[j] = max(sim, out.get(j, 0.0))
