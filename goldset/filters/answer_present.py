@@ -20,6 +20,8 @@ DEFAULT_PLACEHOLDERS = [
 
 
 class Settings(CheckSettings):
+    """Thresholds of the answer_present check (``filter.checks.answer_present``)."""
+
     placeholders: list[str] = Field(
         default_factory=lambda: list(DEFAULT_PLACEHOLDERS),
         description="Answers that say nothing; compared after normalisation (case, width, trailing punctuation).",
@@ -32,6 +34,7 @@ def _normalized(placeholders: tuple[str, ...]) -> frozenset[str]:
 
 
 def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:
+    """Fail a blank answer or a placeholder."""
     text = normalize(pair.answer).strip(" .。!！")
     if not tokens(pair.answer):
         return verdict(settings, False, None, "answer has no words, only punctuation or symbols")

@@ -23,6 +23,8 @@ NAME = "duplicate"
 
 
 class Settings(CheckSettings):
+    """Thresholds of the duplicate check (``filter.checks.duplicate``)."""
+
     threshold: float = Field(
         0.85, gt=0, le=1, description="Question similarity (normalised Indel) that makes a duplicate."
     )
@@ -48,6 +50,7 @@ class Settings(CheckSettings):
         return self
 
     def lsh(self) -> LSHParams:
+        """The index's MinHash/LSH parameters."""
         return LSHParams(num_perm=self.num_perm, bands=self.bands, shingle=self.shingle)
 
 

@@ -25,6 +25,8 @@ NAME = "evidence"
 
 
 class Settings(CheckSettings):
+    """Settings of the evidence check (``filter.checks.evidence``)."""
+
     check_quotes: bool = Field(True, description="Also require each quote to occur in its chunk's text.")
     severity: Severity = Field("reject", description="A pair whose evidence is not real cannot pass.")
 
@@ -47,6 +49,7 @@ def quote_found(quote: str, text: str) -> bool:
 
 
 def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:
+    """Fail a pair whose evidence names a chunk the KB lacks, the wrong document, or a quote its chunk lacks."""
     problems: list[str] = []
     if not pair.evidence and pair.question_type is not QuestionType.unanswerable:
         problems.append("no evidence: the pair cites no chunk")

@@ -32,6 +32,8 @@ SCHEMA_NAME = "groundedness"
 
 
 class Settings(CheckSettings):
+    """Settings of the LLM judge (``filter.checks.groundedness``); its model and prompt hash join its settings hash."""
+
     enabled: bool | None = Field(  # type: ignore[assignment]
         None, description="None (default): on when a judge endpoint is configured; true: required; false: off."
     )
@@ -110,6 +112,8 @@ def interpret(pair: QAPair, verdict: GroundednessVerdict) -> CheckResult:
 
 @dataclass
 class JudgeOutcome:
+    """One pair's judging: the verdict, or the error of a call that failed (the pair is judged next run)."""
+
     pair_id: str
     check: CheckResult | None
     error: str | None = None

@@ -17,6 +17,8 @@ from goldset.schema import CheckResult, QAPair, QuestionType
 NAME = "leakage"
 
 class Settings(CheckSettings):
+    """Thresholds of the leakage check (``filter.checks.leakage``)."""
+
     max_token_share: float = Field(
         0.9, ge=0, le=1, description="Fail when this share of the answer's content is in the question."
     )
@@ -24,10 +26,12 @@ class Settings(CheckSettings):
 
 
 def content_tokens(text: str) -> list[str]:
+    """The tokens of ``text`` that carry content (function words left out)."""
     return [t for t in tokens(text) if t not in STOPWORDS]
 
 
 def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:
+    """Fail a question that contains its answer, or nearly all of its content words."""
     if pair.question_type == QuestionType.unanswerable:
         return verdict(settings, True, None, "unanswerable pairs have no answer to leak")
     answer = pair.answer.strip()

@@ -12,6 +12,8 @@ NAME = "length"
 
 
 class Settings(CheckSettings):
+    """Bounds of the length check (``filter.checks.length``), in tokens (a CJK character is one)."""
+
     min_question_tokens: int = Field(3, ge=1, description="Fewest question tokens (CJK character = 1 token).")
     max_question_tokens: int = Field(60, ge=1, description="Most question tokens.")
     min_answer_tokens: int = Field(1, ge=1, description="Fewest answer tokens.")
@@ -27,6 +29,7 @@ class Settings(CheckSettings):
 
 
 def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:
+    """Fail a question or answer outside its bounds."""
     nq, na = len(tokens(pair.question)), len(tokens(pair.answer))
     problems = []
     if nq < settings.min_question_tokens:

@@ -39,6 +39,7 @@ class LSHParams:
 
     @property
     def rows(self) -> int:
+        """Rows per band: ``num_perm`` / ``bands``."""
         return self.num_perm // self.bands
 
 

@@ -28,11 +28,14 @@ _ZH_CUES = re.compile(
 
 
 class Settings(CheckSettings):
+    """Settings of the question_form check (``filter.checks.question_form``)."""
+
     max_question_marks: int = Field(1, ge=1, description="More question marks means more than one question.")
     severity: Severity = Field("flag", description="Word lists cannot be certain: flag for review by default.")
 
 
 def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:
+    """Fail (flag, by default) a question that is two questions or does not read as one."""
     q = pair.question.strip()
     marks = q.count("?") + q.count("？")
     if marks > settings.max_question_marks:

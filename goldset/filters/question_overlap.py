@@ -29,6 +29,8 @@ NAME = "question_overlap"
 
 
 class Settings(CheckSettings):
+    """Thresholds of the question_overlap check (``filter.checks.question_overlap``)."""
+
     max_similarity: float = Field(0.85, ge=0, le=1, description="Fail at or above this sentence similarity.")
     ngram: int = Field(3, ge=1, le=8, description="n of the token n-grams for containment.")
     max_containment: float = Field(

@@ -63,6 +63,8 @@ DEFAULT_PATTERNS = [
 
 
 class Settings(CheckSettings):
+    """Patterns of the self_contained check (``filter.checks.self_contained``)."""
+
     patterns: list[str] = Field(
         default_factory=lambda: list(DEFAULT_PATTERNS),
         description="Regular expressions (case-insensitive) that reveal a pair leaning on its source chunk.",
@@ -71,6 +73,7 @@ class Settings(CheckSettings):
     severity: Severity = Field("flag", description="A pattern cannot be certain: flag for review by default.")
 
     def compiled(self) -> list[re.Pattern[str]]:
+        """The patterns, compiled once per list."""
         return _compiled(tuple(self.patterns))
 
     @model_validator(mode="after")
@@ -95,6 +98,7 @@ def _compiled(patterns: tuple[str, ...]) -> list[re.Pattern[str]]:
 
 
 def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:
+    """Fail (flag, by default) a question or answer that refers to its source."""
     fields = [("question", pair.question)] + ([("answer", pair.answer)] if settings.check_answer else [])
     for field, text in fields:
         for pattern in settings.compiled():

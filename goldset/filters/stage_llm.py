@@ -73,6 +73,7 @@ class _LLMStage:
         self.g_hash = settings_hash(groundedness.SPEC, self.settings, extra)
 
     def g_input(self, pair: QAPair) -> str:
+        """The judge's input hash of ``pair``."""
         return groundedness_input(pair, self.run.chunks, self.run.kb_hash)
 
     def stamped(self, pair: QAPair, verdict: CheckResult) -> QAPair:

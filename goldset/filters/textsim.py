@@ -78,6 +78,7 @@ def jaccard(a: Sequence[str], b: Sequence[str], n: int = 1) -> float:
 
 
 def token_positions(tokens: Sequence[str]) -> dict[str, list[int]]:
+    """Token -> its positions in ``tokens`` (what a longest-common-run search walks)."""
     positions: dict[str, list[int]] = {}
     for j, tok in enumerate(tokens):
         positions.setdefault(tok, []).append(j)

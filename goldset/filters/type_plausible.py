@@ -57,6 +57,8 @@ REASONING = (
 
 
 class Settings(CheckSettings):
+    """Cue patterns of the type_plausible check (``filter.checks.type_plausible``)."""
+
     refusal_pattern: str = Field(REFUSAL, description="An answer saying the KB does not answer (regex).")
     comparison_pattern: str = Field(COMPARISON, description="A question naming a contrast (regex).")
     procedural_pattern: str = Field(PROCEDURAL, description="A question asking how to do something (regex).")
@@ -84,6 +86,7 @@ def _has(pattern: str, text: str) -> bool:
 
 
 def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:
+    """Fail (flag, by default) a pair that does not look like its question type."""
     qt = pair.question_type
     refuses = _has(settings.refusal_pattern, pair.answer)
     if qt == QuestionType.unanswerable:

@@ -49,6 +49,8 @@ from goldset.schema import CheckResult, QAPair
 NAME = "verbatim"
 
 class Settings(CheckSettings):
+    """Thresholds of the verbatim check (``filter.checks.verbatim``): a measure at or over its threshold fails."""
+
     ngram: int = Field(3, ge=1, le=8, description="n of the token n-grams for containment.")
     max_containment: float = Field(0.6, ge=0, le=1, description="Fail at or above this n-gram containment.")
     max_lcs_ratio: float = Field(0.5, ge=0, le=1, description="Fail at or above this longest-run share.")
