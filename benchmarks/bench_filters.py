@@ -5,7 +5,8 @@ with goldset's own chunker): a *base* question joins spans of two random KB sent
 (English or Chinese); 40% of bases get 1-4 *near-duplicates* made by realistic edits (case and punctuation, two
 adjacent words or characters swapped, a synonym or a dropped function word, a prefix such as "In FastAPI," or
 "请问"). Those groups are the known truth. Each pair's answer is either a copy of its sentence (30%) or a
-reshuffled rewrite, and its evidence chunk is the chunk the sentence came from.
+reshuffled copy (its words in blocks of two, or characters in blocks of three, in another order: the order-free
+overlap measure calls most of them copies), and its evidence is the sentence as written in its chunk.
 
 Measured: wall time of duplicate detection at 10k / 30k / 100k questions (growth), precision and recall of the
 pairs it groups against the known groups, several LSH settings, datasketch's MinHash for comparison, the verbatim
@@ -72,19 +73,24 @@ def kb_chunks() -> list[Any]:
     return chunks
 
 
-def prose_sentences(chunks: list[Any]) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
-    """(chunk index, sentence) of prose sentences, English and Chinese apart."""
+Sentence = tuple[int, str, str]
+
+
+def prose_sentences(chunks: list[Any]) -> tuple[list[Sentence], list[Sentence]]:
+    """(chunk index, sentence without Markdown, sentence as in the chunk) of prose sentences, English and Chinese
+    apart. The bare sentence makes questions and answers; the one as written is the evidence quote (it must occur
+    in the chunk, which the evidence check verifies)."""
     en, zh = [], []
     for ci, c in enumerate(chunks):
-        for s in split_sentences(c.text):
-            if _CODE.match(s):
+        for raw in split_sentences(c.text):
+            if _CODE.match(raw):
                 continue
-            s = re.sub(r"[*`\[\]]|\(http[^)]*\)", "", s).strip()
+            s = re.sub(r"[*`\[\]]|\(http[^)]*\)", "", raw).strip()
             n = len(tokenize(s))
             if has_cjk(s) and 8 <= n <= 60:
-                zh.append((ci, s))
+                zh.append((ci, s, raw))
             elif not has_cjk(s) and 6 <= n <= 40:
-                en.append((ci, s))
+                en.append((ci, s, raw))
     return en, zh
 
 
@@ -138,17 +144,17 @@ def mutate(rng: random.Random, text: str, cjk: bool) -> str:
     return text
 
 
-def build(rng: random.Random, chunks: list[Any], n: int) -> tuple[list[str], list[int], list[tuple[int, str]]]:
-    """Questions, their known group ids, and (chunk index, source sentence) per question."""
+def build(rng: random.Random, chunks: list[Any], n: int) -> tuple[list[str], list[int], list[Sentence]]:
+    """Questions, their known group ids, and the source sentence (:data:`Sentence`) per question."""
     en, zh = prose_sentences(chunks)
     texts: list[str] = []
     groups: list[int] = []
-    sources: list[tuple[int, str]] = []
+    sources: list[Sentence] = []
     g = 0
     while len(texts) < n:
         cjk = rng.random() < 0.3
         pool, templates = (zh, ZH_TEMPLATES) if cjk else (en, EN_TEMPLATES)
-        (ci, sa), (_, sb) = rng.choice(pool), rng.choice(pool)
+        (ci, sa, raw_a), (_, sb, _) = rng.choice(pool), rng.choice(pool)
         lo_a, hi_a, lo_b, hi_b = (7, 14, 5, 10) if cjk else (5, 10, 4, 8)
         base = rng.choice(templates).format(a=span(rng, sa, lo_a, hi_a, cjk), b=span(rng, sb, lo_b, hi_b, cjk))
         size = 1 if rng.random() < 0.6 else rng.choice((2, 2, 2, 3, 3, 4, 5))
@@ -157,13 +163,13 @@ def build(rng: random.Random, chunks: list[Any], n: int) -> tuple[list[str], lis
                 break
             texts.append(base if k == 0 else mutate(rng, base, cjk))
             groups.append(g)
-            sources.append((ci, sa))
+            sources.append((ci, sa, raw_a))
         g += 1
     return texts, groups, sources
 
 
 def answer_for(rng: random.Random, sentence: str) -> str:
-    """30% a copy of the source sentence, else a reshuffled rewrite (blocks of words in another order)."""
+    """30% a copy of the source sentence, else a reshuffled copy (blocks of words in another order)."""
     if rng.random() < 0.3:
         return sentence
     if has_cjk(sentence):
@@ -331,9 +337,9 @@ def main() -> None:
     pairs = [
         QAPair(
             id=f"qa-{i:06d}", question=q, answer=answer_for(rng, sent), question_type="factual",
-            evidence=[Evidence(chunk_id=chunks[ci].id, doc_id=chunks[ci].doc_id, quote=sent)],
+            evidence=[Evidence(chunk_id=chunks[ci].id, doc_id=chunks[ci].doc_id, quote=raw)],
         )
-        for i, (q, (ci, sent)) in enumerate(zip(texts, sources, strict=True))
+        for i, (q, (ci, sent, raw)) in enumerate(zip(texts, sources, strict=True))
     ]  # fmt: skip
     by_id = {c.id: c for c in chunks}
     vs = verbatim.Settings()
@@ -405,11 +411,12 @@ LSH settings at {len(texts):,} questions (permutations / bands × rows / shingle
 
 {ds_line}
 
-Copy checks over all {len(pairs):,} pairs (30% of answers copy their sentence):
+Copy checks over all {len(pairs):,} pairs (30% of answers copy their sentence, the others reshuffle its words):
 
 | check | wall | flagged |
 |---|---|---|
-| verbatim (3-gram containment, longest run, best sentence-window similarity vs own chunk) | \
+| verbatim (sentence-window similarity, order-free sentence overlap, 3-gram containment, longest run; \
+question words and identifiers discounted; stops at the first measure over its threshold) | \
 {t_verbatim:.2f} s | {copies:,} |
 | question–source overlap: index of {len(index):,} KB sentences (build {t_index:.2f} s), batched LSH query \
 ({t_query:.2f} s), then the check | {t_overlap:.2f} s | {flagged:,} |

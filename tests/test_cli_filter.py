@@ -14,11 +14,9 @@ from tests.helpers.filter_data import COPY, PARAPHRASE, make_workspace, pair
 from tests.helpers.judge_responders import groundedness_responder, make_repair_responder
 
 runner = CliRunner()
-#: A rewrite of COPY in the source's own words (the fake judge accepts only words found in the sources).
-GROUNDED_REWRITE = (
-    "For very extreme cases only, FastAPI supported a GET request with a body; in the specifications this "
-    "behavior is undefined and it is discouraged."
-)
+#: A rewrite of COPY the fake judge accepts (it knows only words found in the sources) that is no copy: each
+#: sentence mixes words of two sentences of the chunk that are not neighbours, so none holds most of its words.
+GROUNDED_REWRITE = "To send data POST is the most common, and the interactive docs won't show a GET body."
 
 
 def _pairs() -> list[QAPair]:
@@ -39,10 +37,16 @@ def test_table_examples_and_skipped_judge(tmp_path: Path, no_llm_env: None) -> N
     assert "groundedness: skipped: no judge endpoint configured" in out
     assert "qa-copy" in out and "answer copies the evidence" in out  # an example of the failure
     assert "near-duplicate" in out and "duplicate groups: 1" in out
-    assert "4 pairs: passed 1, rejected 3" in out
-    got = {p.id: p.status for p in read_jsonl(ws.pairs_path, QAPair)}
+    # A comparison that names no contrast is flagged (type_plausible flags), not rejected: shown as a flag.
+    assert "type_plausible flags, e.g." in out
+    assert "flagged for review (a flag does not reject): type_plausible 1" in out
+    assert "4 pairs: passed 2, rejected 2" in out
+    got = {p.id: p for p in read_jsonl(ws.pairs_path, QAPair)}
     # qa-para and qa-dup tie on their checks: the lower id is kept.
-    assert got == {"qa-copy": "rejected", "qa-para": "rejected", "qa-dup": "passed", "qa-cmp": "rejected"}
+    assert {k: p.status for k, p in got.items()} == {
+        "qa-copy": "rejected", "qa-para": "rejected", "qa-dup": "passed", "qa-cmp": "passed"
+    }  # fmt: skip
+    assert list(got["qa-cmp"].flags) == ["type_plausible"]
 
     again = runner.invoke(app, ["filter", "-w", str(ws.root)])
     assert again.exit_code == 0 and "nothing changed, nothing written" in again.output
@@ -92,3 +96,17 @@ def test_two_pairs_with_one_id_are_refused_and_neither_is_lost(tmp_path: Path, n
     result = runner.invoke(app, ["filter", "--no-llm", "-w", str(ws.root)])
     assert result.exit_code == 2 and f"{ws.pairs_path}:2: duplicate id" in result.output
     assert ws.pairs_path.read_bytes() == before, "a file that could not be read whole is never rewritten"
+
+
+def test_option_mistakes_name_the_options(tmp_path: Path, no_llm_env: None) -> None:
+    ws = make_workspace(tmp_path / "ws", _pairs())
+    before = ws.pairs_path.read_bytes()
+    for args, needle in [
+        (["--repair", "--no-llm"], "--repair needs the LLM"),
+        (["--repair", "-c", "leakage"], "add -c verbatim"),
+        (["-c", "nope"], "--check nope: unknown check"),
+    ]:
+        result = runner.invoke(app, ["filter", *args, "-w", str(ws.root)])
+        assert result.exit_code == 2 and needle in result.output, result.output
+        assert "repair=True" not in result.output and "checks=" not in result.output
+    assert ws.pairs_path.read_bytes() == before

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from goldset.filters import (
     answer_present,
+    evidence,
     leakage,
     length,
     question_form,
@@ -23,6 +26,7 @@ from tests.helpers.filter_data import (
     ZH_PARAPHRASE,
     ZH_SWAPPED,
     fixture_chunks,
+    fixture_quote,
     pair,
 )
 
@@ -170,3 +174,116 @@ def test_type_plausible() -> None:
     assert ok(two, CHUNKS, s).passed
     assert not ok(pair("q", "The request body.", "Data.", qtype="procedural"), CHUNKS, s).passed
     assert ok(pair("q", "How do I declare a request body?", "Use a model.", qtype="procedural"), CHUNKS, s).passed
+
+
+# References to the source that used to pass, and ordinary words that used to be rejected (the trust issue).
+SELF_REFERENCES = [
+    "根据这篇文章，后台任务在什么时候运行？",
+    "该文章中提到的中间件执行顺序是什么？",
+    "如上所述，Header 如何转换下划线？",
+    "文章里说了哪些状态码？",
+    "作者为什么不推荐用 GET 请求发送请求体？",
+    "按照作者的说法，怎样把查询参数设为可选？",
+    "在上面的例子中，limit 的值是多少？",
+    "In this document, which status code means Not Found?",
+    "As described in the section, how are headers converted?",
+    "Per the excerpt, what does Header do?",
+    "In the example above, what does item_id become?",
+    "Why does the author discourage a body on GET?",
+    "What does the text say about compatible tools?",
+]
+ORDINARY = [
+    "FastAPI 中文文档与英文原文不一致时，应以哪个为准？",  # 原文: the original (English) text
+    "翻译时应如何处理原文中的代码块？",
+    "在中文中，请求体对应哪个英文术语？",  # 文中 inside 中文中
+    "线上文档的地址是什么？",  # 上文 inside 线上文档
+    "版本文档在哪里可以找到？",  # 本文 inside 版本文档
+    "这段代码中的 Depends 有什么作用？",
+    "FastAPI 的作者是谁？",
+    "Who is the author of FastAPI?",
+    "What does 'scope' mean in the context of OAuth2?",
+    "How do I read the text field of a form?",
+]
+
+
+@pytest.mark.parametrize("question", SELF_REFERENCES)
+def test_self_contained_catches_references_to_the_source(question: str) -> None:
+    res = self_contained.check(pair("q", question, "x"), CHUNKS, self_contained.Settings())
+    assert not res.passed, question
+    assert res.severity == "flag" and res.flagged  # a pattern cannot be sure: it flags, the pair may pass
+
+
+@pytest.mark.parametrize("question", ORDINARY)
+def test_self_contained_leaves_ordinary_words_alone(question: str) -> None:
+    assert self_contained.check(pair("q", question, "x"), CHUNKS, self_contained.Settings()).passed, question
+
+
+def test_a_severity_is_configurable_per_check() -> None:
+    strict = self_contained.Settings(severity="reject")
+    res = self_contained.check(pair("q", SELF_REFERENCES[0], "x"), CHUNKS, strict)
+    assert res.rejects and not res.flagged
+    with pytest.raises(ValidationError):
+        self_contained.Settings(severity="warn")
+    assert verbatim.Settings().severity == "reject" and type_plausible.Settings().severity == "flag"
+    assert question_form.Settings().severity == "flag" and evidence.Settings().severity == "reject"
+
+
+@pytest.mark.parametrize(
+    ("qtype", "question", "answer"),
+    [
+        ("comparison", "FastAPI 的 HTTPException 与 Starlette 的 HTTPException 有何差别？", "detail 能放的数据不同。"),
+        ("comparison", "How is a parameter of type int handled differently from a Pydantic model?", "Query vs body."),
+        ("comparison", "What distinguishes FastAPI's HTTPException from Starlette's?", "The detail field."),
+        ("reasoning", "中间件最后添加意味着什么？", "它在最外层，最先处理请求。"),
+        ("unanswerable", "FastAPI 支持 gRPC 吗？", "文档没有介绍 gRPC，也并未给出相关的配置方法。"),
+        ("unanswerable", "Does FastAPI support MQTT?", "The documentation doesn't mention MQTT."),
+        ("unanswerable", "How many X-Token values can a request carry?", "No maximum is documented."),
+        ("factual", "状态码 404 表示什么？", "请求的资源找不到。"),  # 找不到 here is the answer, not a refusal
+        ("factual", "GET 请求可以带请求体吗？", "HTTP 标准并未规定带载荷的 GET 如何处理。"),  # neither is 并未规定
+    ],
+)
+def test_type_plausible_natural_phrasings(qtype: str, question: str, answer: str) -> None:
+    res = type_plausible.check(pair("q", question, answer, qtype=qtype), CHUNKS, type_plausible.Settings())
+    assert res.passed, res.reason
+
+
+def test_question_form_accepts_a_chinese_imperative() -> None:
+    imperative = pair("q", "说明 Header 参数的下划线转换规则", "x")
+    assert question_form.check(imperative, CHUNKS, question_form.Settings()).passed
+
+
+def test_evidence_check() -> None:
+    s = evidence.Settings()
+    quote = fixture_quote("en-body-2")
+    good = pair("q1", "What about GET?", "x", chunks=("en-body-2",))
+    assert evidence.check(good, CHUNKS, s).passed
+    # A chunk that is not in the KB, a quote not in its chunk, a wrong document: each named.
+    gone = pair("q1", "What about GET?", "x", chunks=("en-gone-1",), quote=quote)
+    assert "chunk en-gone-1 is not in the KB" in evidence.check(gone, CHUNKS, s).reason
+    moved = pair("q1", "What about GET?", "x", chunks=("en-body-2",), quote="a sentence the chunk does not hold")
+    assert "quote not found in chunk en-body-2" in evidence.check(moved, CHUNKS, s).reason
+    wrong_doc = good.model_copy(update={"evidence": [good.evidence[0].model_copy(update={"doc_id": "other.md"})]})
+    res = evidence.check(wrong_doc, CHUNKS, s)
+    assert not res.passed and res.rejects and "belongs to en-body.md, not to other.md" in res.reason
+    # No evidence at all: only an unanswerable pair may have none.
+    bare = good.model_copy(update={"evidence": []})
+    assert "no evidence" in evidence.check(bare, CHUNKS, s).reason
+    assert evidence.check(pair("q1", "Does it do MQTT?", "Not documented.", qtype="unanswerable"), CHUNKS, s).passed
+    # Quotes match the way generation matches them: whitespace, full-width punctuation, a trailing ellipsis.
+    loose = "Sending a body with a `GET`   request has an undefined behavior…"
+    assert evidence.check(pair("q1", "GET?", "x", chunks=("en-body-2",), quote=loose), CHUNKS, s).passed
+    zh = "规范中没有定义用 `GET` 请求发送请求体的行为,但 FastAPI 仍支持这种方式"  # half-width comma
+    assert evidence.check(pair("q1", "GET？", "x", chunks=("zh-body-2",), quote=zh), CHUNKS, s).passed
+
+
+QUOTE_TEXT = st.lists(st.sampled_from([*"ab ，,。.…\n\t　ＡA路径", "..."]), max_size=20).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(QUOTE_TEXT, QUOTE_TEXT)
+def test_quotes_are_found_exactly_as_generation_finds_them(quote: str, text: str) -> None:
+    """The evidence check and generation never disagree on whether a quote is in its chunk."""
+    from goldset.generation.validation import quote_in_text
+
+    assert evidence.quote_found(quote, text) == quote_in_text(quote, text)
+    assert evidence.quote_found(text[3:12], text) == quote_in_text(text[3:12], text)

@@ -3,9 +3,19 @@
 from __future__ import annotations
 
 import random
+from collections import Counter
+
+import pytest
 
 from goldset.filters import duplicates
-from goldset.filters.neardup import LSHParams, SentenceIndex, duplicate_groups, minhash_signatures, similar_pairs
+from goldset.filters.neardup import (
+    LSHParams,
+    SentenceIndex,
+    band_keys,
+    duplicate_groups,
+    minhash_signatures,
+    similar_pairs,
+)
 from goldset.filters.textsim import canonical, edit_similarity
 from goldset.schema import CheckResult, PairStatus
 from tests.helpers.filter_data import pair
@@ -111,3 +121,87 @@ def test_sentence_index_finds_near_copies_only() -> None:
     assert hits[0][0][0] == 0 and hits[0][0][1] > 0.95
     assert hits[1] == []
     assert index.candidates("to send data you should use one of post, put, delete or patch")[0] == sentences[2]
+
+
+#: A is like B, B is like C, but A is not like C (similarities 0.96, 0.87, 0.84; threshold 0.85).
+CHAIN = [
+    "How do you read an optional header parameter in a FastAPI path operation function?",
+    "How do you read an optional query parameter in a FastAPI path operation function?",
+    "How do you get a required query parameter in a FastAPI path operation function?",
+]
+
+
+def test_no_chaining_through_a_third_pair() -> None:
+    a, b, c = CHAIN
+    assert edit_similarity(a, b) >= 0.85 and edit_similarity(b, c) >= 0.85 > edit_similarity(a, c)
+    ps = [pair("qa-a", a, "x"), pair("qa-b", b, "x"), pair("qa-c", c, "x")]
+    out = duplicates.find(ps, duplicates.Settings())  # rank: by id, so qa-a is settled first
+    assert out["qa-a"].passed and out["qa-b"].duplicate_of == "qa-a"
+    assert out["qa-c"].passed and out["qa-c"].duplicate_of is None  # only like qa-b, which is not kept
+    # With qa-b the best, both others are duplicates of it, each above the threshold.
+    out = duplicates.find(ps, duplicates.Settings(), rank=lambda p: p.id != "qa-b")
+    assert out["qa-b"].passed and "best of 3 near-duplicates (qa-a, qa-c)" in out["qa-b"].reason
+    for pid in ("qa-a", "qa-c"):
+        assert out[pid].duplicate_of == "qa-b" and out[pid].score is not None and out[pid].score >= 0.85
+
+
+def _crowd() -> list:
+    """140 questions so alike that LSH buckets hold more than max_bucket (50) of them, and five exact repeats."""
+    words = [f"{a}{b}" for a in "bcdfghklmnprstvz" for b in "aeiou"][:140]
+    qs = [f"What does the {w} option of the FastAPI settings tutorial page do?" for w in words]
+    qs += qs[:5]
+    return [pair(f"qa-{i:03d}", q, "x") for i, q in enumerate(qs)]
+
+
+def test_verdicts_do_not_depend_on_input_order() -> None:
+    ps = _crowd()
+    st = duplicates.Settings(distinct_identifiers=False)
+    keys = band_keys(minhash_signatures(sorted({canonical(p.question) for p in ps}), st.lsh()), st.lsh())
+    assert max(Counter(keys[:, b].tolist()).most_common(1)[0][1] for b in range(keys.shape[1])) > 50  # big buckets
+    first = duplicates.find(ps, st)
+    assert sum(not r.passed for r in first.values()) > 50
+    for seed in (1, 2, 3):
+        shuffled = list(ps)
+        random.Random(seed).shuffle(shuffled)
+        again = duplicates.find(shuffled, st)
+        assert {k: (v.passed, v.score, v.reason, v.duplicate_of) for k, v in again.items()} == {
+            k: (v.passed, v.score, v.reason, v.duplicate_of) for k, v in first.items()
+        }
+    # Every duplicate names a kept pair it is itself similar to.
+    by_id = {p.id: p for p in ps}
+    for pid, res in first.items():
+        if res.duplicate_of:
+            assert first[res.duplicate_of].passed
+            assert edit_similarity(by_id[pid].question, by_id[res.duplicate_of].question) >= st.threshold
+
+
+def test_similar_pairs_are_the_same_pairs_in_any_order() -> None:
+    texts = [p.question for p in _crowd()]
+    found = {frozenset((texts[p.i], texts[p.j])) for p in similar_pairs(texts, 0.85, max_bucket=4)}
+    order = list(range(len(texts)))
+    random.Random(5).shuffle(order)
+    shuffled = [texts[i] for i in order]
+    again = {frozenset((shuffled[p.i], shuffled[p.j])) for p in similar_pairs(shuffled, 0.85, max_bucket=4)}
+    assert found == again and len(found) > 500
+
+
+@pytest.mark.parametrize(
+    ("q1", "q2", "same"),
+    [
+        ("What is the default value of `limit` in the `common_parameters` dependency?",
+         "What is the default value of `skip` in the `common_parameters` dependency?", False),
+        ("What is the difference between the 200 and 201 status codes?",
+         "What is the difference between the 400 and 404 status codes?", False),
+        ("依赖项 `common_parameters` 里的查询参数 `limit` 默认值是多少？",
+         "依赖项 `common_parameters` 里的查询参数 `skip` 默认值是多少？", False),
+        ("How do I declare a request body in a path operation?",
+         "In FastAPI, how do I declare a request body in a path operation?", True),  # added, not swapped
+    ],
+)  # fmt: skip
+def test_questions_naming_different_identifiers_are_not_duplicates(q1: str, q2: str, same: bool) -> None:
+    assert edit_similarity(q1, q2) >= 0.85
+    out = duplicates.find([pair("qa-1", q1, "x"), pair("qa-2", q2, "x")], duplicates.Settings())
+    assert out["qa-2"].passed is not same
+    assert not duplicates.find(
+        [pair("qa-1", q1, "x"), pair("qa-2", q2, "x")], duplicates.Settings(distinct_identifiers=False)
+    )["qa-2"].passed

@@ -39,9 +39,14 @@ def _load(ws) -> dict[str, QAPair]:
     return {p.id: p for p in read_jsonl(ws.pairs_path, QAPair)}
 
 
+#: The fake judge accepts only answers made of their sources' words, which the copy check rightly calls copies
+#: under some questions: the judge's tests leave the copy check out.
+NO_COPY_CHECK = "filter:\n  checks:\n    verbatim: false\n"
+
+
 def test_groundedness_supported_unsupported_unanswerable(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
     fake_llm.add_responder("groundedness", groundedness_responder)
-    ws = make_workspace(tmp_path / "ws", _pairs())
+    ws = make_workspace(tmp_path / "ws", _pairs(), config=NO_COPY_CHECK)
     report = run_filters(ws)
     got = _load(ws)
     g = {pid: p.checks["groundedness"] for pid, p in got.items()}
@@ -126,7 +131,7 @@ def test_repair_rewrites_copied_answer_and_keeps_original(tmp_path: Path, fake_l
 
 def test_repair_needs_the_llm(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
     ws = make_workspace(tmp_path / "ws", _pairs())
-    with pytest.raises(UsageError, match="--repair needs the LLM"):
+    with pytest.raises(UsageError, match="repair=True needs the LLM"):
         run_filters(ws, repair=True, use_llm=False)
 
 
@@ -182,3 +187,40 @@ def test_semantic_edges_exact_cosine() -> None:
     assert [(i, j) for i, j, _ in edges] == [(0, 1), (0, 4), (1, 4)]
     assert all(0.95 <= s <= 1.0 for _, _, s in edges)
     assert semantic_edges([None, [1.0]], 0.5) == []
+
+
+def test_repair_ignores_flags_and_leaves_pairs_generation_rejected(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+    """'Fails only verbatim' means no other check *rejects* it: a flag is no obstacle, a generation rejection
+    is (a rewrite would clear generation's verdict without curing what it found)."""
+    from goldset.filters.status import generation_input_hash
+    from goldset.schema import CheckResult
+
+    fake_llm.add_responder("paraphrase_repair", make_repair_responder({COPY: PARAPHRASE}))
+    flagged = pair("qa-flagged", "According to the passage, what do the specs say about GET bodies?", COPY,
+                   chunks=("en-body-2",))  # fmt: skip
+    rejected = pair("qa-gen-rejected", "What do the specifications say about a body on GET?", COPY,
+                    chunks=("en-body-2",))  # fmt: skip
+    verdict = CheckResult(passed=False, reason="written in the wrong language", input_hash="")
+    verdict.input_hash = generation_input_hash(rejected)
+    rejected = rejected.model_copy(update={"checks": {"generation": verdict}, "status": PairStatus.rejected})
+    ws = make_workspace(tmp_path / "ws", [flagged, rejected], config="filter:\n  checks:\n    groundedness: false\n")
+    report = run_filters(ws, repair=True)
+    got = _load(ws)
+    assert report.repaired == ["qa-flagged"] and got["qa-flagged"].answer == PARAPHRASE
+    assert got["qa-flagged"].status == PairStatus.passed and list(got["qa-flagged"].flags) == ["self_contained"]
+    assert got["qa-gen-rejected"].answer == COPY and got["qa-gen-rejected"].status == PairStatus.rejected
+    assert fake_llm.calls == 1
+
+
+def test_a_rewrite_the_judge_could_not_judge_is_not_kept(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+    """The rewrite carries the original's verdict, made on the old text: it does not vouch for the new one."""
+    fake_llm.add_responder("paraphrase_repair", make_repair_responder({COPY: PARAPHRASE}))
+    fake_llm.add_responder("groundedness", lambda body: "not json" if PARAPHRASE in str(body) else {
+        "supported": True, "answerable": True, "unsupported_claims": [], "reason": "ok"})  # fmt: skip
+    ws = make_workspace(tmp_path / "ws", [pair("qa-copy", "What do the specs say about GET bodies?", COPY,
+                                               chunks=("en-body-2",))], config=NO_COPY_CHECK.replace(
+                                               "verbatim: false", "verbatim: true"))  # fmt: skip
+    report = run_filters(ws, repair=True)
+    (got,) = _load(ws).values()
+    assert got.answer == COPY and got.checks["groundedness"].passed  # judged (and supported) on the original
+    assert "still fails groundedness" in report.repair_failed["qa-copy"] and report.repaired == []

@@ -9,7 +9,9 @@ from goldset.filters.textsim import (
     best_edit_match,
     canonical,
     containment,
+    content_units,
     edit_similarity,
+    identifier_tokens,
     jaccard,
     lcs_ratio,
     longest_common_run,
@@ -106,3 +108,17 @@ def test_normalized_contains_respects_token_boundaries() -> None:
 
 def test_split_sentences_latin_and_cjk() -> None:
     assert split_sentences("One. Two? 三。四！\nfive") == ["One.", "Two?", "三。", "四！", "five"]
+
+
+def test_identifiers_acronyms_and_numbers() -> None:
+    text = "Raise HTTPException (an HTTP error) with 404; read `user_agent`, not User_Agent. In short, APIs work."
+    assert identifier_tokens(text) == {"httpexception", "http", "404", "user_agent", "apis"}
+    assert identifier_tokens("请求头 `X-Token` 可以出现两次，状态码是 400。") == {"x", "token", "400"}
+    assert identifier_tokens("plain words only") == frozenset()
+
+
+def test_content_units_are_order_free_words_and_cjk_bigrams() -> None:
+    assert content_units("The client sends a body to the API.") == {"client", "sends", "body", "api"}
+    assert content_units("to the API the client sends a body") == content_units("The client sends a body to the API.")
+    assert content_units("总的来说，请求体") == {"总的", "的来", "来说", "请求", "求体"}  # no bigram across the comma
+    assert content_units("ＦａｓｔＡＰＩ 的") == {"fastapi"}  # full width folded; a lone function character dropped

@@ -10,7 +10,7 @@ import typer
 from goldset.cli._common import ProgressDisplay, WorkspaceOption, console
 
 if TYPE_CHECKING:
-    from goldset.filters.pipeline import FilterReport
+    from goldset.filters.report import FilterReport
 
 app = typer.Typer()
 
@@ -35,11 +35,28 @@ def filter_(
     from goldset.cli._common import workspace as find_ws
     from goldset.filters import run_filters
 
+    _check_options(check, against, repair, no_llm)
     ws = find_ws(workspace)
     with ProgressDisplay() as show:
         report = run_filters(ws, checks=check or None, against=against, repair=repair, use_llm=not no_llm,
                              progress=show)  # fmt: skip
     _print_report(report)
+
+
+def _check_options(check: list[str] | None, against: Path | None, repair: bool, no_llm: bool) -> None:
+    """The option mistakes the library would report by its parameter names, reported by the options' names."""
+    from goldset.errors import ConfigError, InputError, UsageError
+    from goldset.filters.registry import CHECKS
+
+    unknown = [n for n in check or () if n not in CHECKS]
+    if unknown:
+        raise ConfigError(f"--check {unknown[0]}: unknown check; known checks: {', '.join(CHECKS)}")
+    if repair and no_llm:
+        raise UsageError("--repair needs the LLM to rewrite answers; drop --no-llm")
+    if repair and check and "verbatim" not in check:
+        raise UsageError("--repair rewrites answers that fail the verbatim check; add -c verbatim")
+    if against is not None and not against.exists():
+        raise InputError(f"{against}: --against needs a dataset folder or a pairs .jsonl file; it does not exist")
 
 
 def _print_report(report: FilterReport) -> None:
@@ -52,12 +69,15 @@ def _print_report(report: FilterReport) -> None:
     types = sorted({t for counts in report.failures_by_type.values() for t in counts} | set(report.status_by_type))
     table = Table(title="checks (then failures per question type)", title_justify="left")
     table.add_column("check", no_wrap=True, min_width=16)
+    table.add_column("failure", no_wrap=True)
     for col in ("passed", "failed", "reused", *types):
         table.add_column(col, justify="right")
     for name in report.checks:
         c = report.per_check[name]
         by_type = report.failures_by_type.get(name, {})
-        table.add_row(name, str(c.passed), str(c.failed), str(c.reused), *(str(by_type.get(t, 0)) for t in types))
+        failure = "rejects" if c.severity == "reject" else "flags"
+        table.add_row(name, failure, str(c.passed), str(c.failed), str(c.reused),
+                      *(str(by_type.get(t, 0)) for t in types))  # fmt: skip
     out.print(table)
 
     statuses = sorted({s for counts in report.status_by_type.values() for s in counts})
@@ -71,7 +91,8 @@ def _print_report(report: FilterReport) -> None:
     for name, why in report.skipped_checks.items():
         out.print(f"{name}: {why}")
     for name, examples in report.examples.items():
-        out.print(f"[bold]{name}[/] failures, e.g.:")
+        kind = "flags" if report.per_check[name].severity == "flag" else "failures"
+        out.print(f"[bold]{name}[/] {kind}, e.g.:")
         for ex in examples:
             out.print(f"  {ex.pair_id}  {ex.question[:70]!r}: {ex.reason}", soft_wrap=True)
     if report.duplicate_groups:
@@ -89,6 +110,9 @@ def _print_report(report: FilterReport) -> None:
             f"llm: {report.llm.get('calls', 0)} calls, {report.llm.get('cache_hits', 0)} from the journal, "
             f"${report.llm.get('cost_usd', 0.0):.4f}"
         )
+    if report.flagged:
+        which = ", ".join(f"{name} {n}" for name, n in report.flagged.items())
+        out.print(f"flagged for review (a flag does not reject): {which}")
     totals = ", ".join(f"{k} {v}" for k, v in report.status_counts.items())
     out.print(
         f"{report.n_pairs} pairs: {totals}. Verdicts computed {report.computed}, reused {report.reused}"

@@ -14,10 +14,14 @@ __all__ = ["FilterReport", "FilterSettings", "run_filters"]
 
 def __getattr__(name: str) -> Any:
     # Lazy, so importing one check module does not load the pipeline (and the LLM layer) with it.
-    if name in ("run_filters", "FilterReport"):
-        from goldset.filters import pipeline
+    if name == "run_filters":
+        from goldset.filters.pipeline import run_filters
 
-        return getattr(pipeline, name)
+        return run_filters
+    if name == "FilterReport":
+        from goldset.filters.report import FilterReport
+
+        return FilterReport
     if name == "FilterSettings":
         from goldset.filters.settings import FilterSettings
 

@@ -6,7 +6,7 @@ from functools import lru_cache
 
 from pydantic import Field
 
-from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, result
+from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, verdict
 from goldset.filters.textsim import tokens
 from goldset.schema import CheckResult, QAPair
 from goldset.text import normalize
@@ -20,7 +20,12 @@ DEFAULT_PLACEHOLDERS = [
 
 
 class Settings(CheckSettings):
-    placeholders: list[str] = Field(default_factory=lambda: list(DEFAULT_PLACEHOLDERS))
+    """Thresholds of the answer_present check (``filter.checks.answer_present``)."""
+
+    placeholders: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_PLACEHOLDERS),
+        description="Answers that say nothing; compared after normalisation (case, width, trailing punctuation).",
+    )
 
 
 @lru_cache(maxsize=64)
@@ -29,12 +34,13 @@ def _normalized(placeholders: tuple[str, ...]) -> frozenset[str]:
 
 
 def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:
+    """Fail a blank answer or a placeholder."""
     text = normalize(pair.answer).strip(" .。!！")
     if not tokens(pair.answer):
-        return result(False, None, "answer has no words, only punctuation or symbols")
+        return verdict(settings, False, None, "answer has no words, only punctuation or symbols")
     if text in _normalized(tuple(settings.placeholders)):
-        return result(False, None, f"answer is a placeholder ({pair.answer.strip()!r})")
-    return result(True, None, "answer present")
+        return verdict(settings, False, None, f"answer is a placeholder ({pair.answer.strip()!r})")
+    return verdict(settings, True, None, "answer present")
 
 
 SPEC = CheckSpec(
@@ -43,5 +49,5 @@ SPEC = CheckSpec(
     kind="pair",
     summary="answer is not empty / 'N/A'",
     reads=("answer",),
-    func=check,  # type: ignore[arg-type]
+    func=check,
 )

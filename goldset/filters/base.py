@@ -4,46 +4,90 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Generic, Literal, Protocol, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from goldset.schema import CheckResult, Chunk, QAPair
 
 Kind = Literal["pair", "set", "llm"]
+#: What a failed check does to its pair: ``reject`` makes it rejected; ``flag`` lets it pass, marked for a closer
+#: look in review (for heuristics that cannot be precise enough to throw a pair away on their own).
+Severity = Literal["reject", "flag"]
 ChunkMap = Mapping[str, Chunk]
 
 
 class CheckSettings(BaseModel):
-    """Thresholds of one check (``filter.checks.<name>`` in goldset.yaml). Unknown keys are errors."""
+    """Thresholds of one check (``filter.checks.<name>`` in goldset.yaml). Unknown keys are errors.
+
+    ``severity`` has a default per check (a check's model overrides it); it is not part of the check's settings
+    hash, because it changes what a verdict *does*, not what the check finds: the pipeline re-stamps it on
+    existing verdicts instead of recomputing them.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
-    enabled: bool = True
+    enabled: bool = Field(True, description="Run this check (false: its verdicts are neither made nor counted).")
+    severity: Severity = Field(
+        "reject", description="What a failure does: 'reject' the pair, or 'flag' it for review and let it pass."
+    )
+
+
+S = TypeVar("S", bound=CheckSettings)
+S_contra = TypeVar("S_contra", bound=CheckSettings, contravariant=True)
+
+
+class PairCheck(Protocol[S_contra]):
+    """``check(pair, chunks, settings) -> CheckResult``: the pure function each pair-check module defines."""
+
+    def __call__(self, pair: QAPair, chunks: ChunkMap, settings: S_contra, /) -> CheckResult: ...
+
+
+class KBSentenceCheck(Protocol[S_contra]):
+    """A pair check that also takes the near-matching sentences of the whole KB (found by the pipeline)."""
+
+    def __call__(
+        self, pair: QAPair, chunks: ChunkMap, settings: S_contra, kb_sentences: Sequence[str], /
+    ) -> CheckResult: ...
 
 
 @dataclass(frozen=True)
-class CheckSpec:
-    """A registered check.
+class KBSentences(Generic[S]):
+    """Declares that a pair check compares the question with sentences of the *whole* KB, not only its evidence.
 
-    ``kind``: ``pair`` checks are pure functions ``check(pair, chunks, settings) -> CheckResult``; ``set``
-    checks look at all pairs at once (duplicates); ``llm`` checks call the judge endpoint. ``reads`` names the
-    pair fields a check depends on and ``uses_chunks`` whether it reads the evidence chunks' text: together
-    they make the input hash that lets a re-run skip unchanged pairs. ``version`` is bumped when the algorithm
-    changes, so old verdicts are recomputed even with unchanged thresholds.
+    The pipeline then builds one sentence index of the KB, finds each question's near-matching sentences (at
+    ``min_similarity`` or above) in one batched query, calls ``check`` with them, and makes the KB's content part
+    of the check's input hash (a KB change re-runs it). ``wanted(settings)`` says whether these settings ask for it.
+    """
+
+    check: KBSentenceCheck[S]
+    wanted: Callable[[S], bool]
+    min_similarity: float = 0.5
+
+
+@dataclass(frozen=True)
+class CheckSpec(Generic[S]):
+    """A registered check, typed by its settings model.
+
+    ``kind``: ``pair`` checks are pure functions ``func(pair, chunks, settings) -> CheckResult``; ``set`` checks
+    look at all pairs at once (duplicates); ``llm`` checks call the judge endpoint. ``reads`` names the pair
+    fields a check depends on and ``uses_chunks`` whether it reads the evidence chunks' text: together they make
+    the input hash that lets a re-run skip unchanged pairs. ``version`` is bumped when the algorithm changes, so
+    old verdicts are recomputed even with unchanged thresholds. ``kb_sentences``: see :class:`KBSentences`.
     """
 
     name: str
-    settings_model: type[CheckSettings]
+    settings_model: type[S]
     kind: Kind
     summary: str
     reads: tuple[str, ...]
     uses_chunks: bool = False
     version: int = 1
-    func: Callable[[QAPair, ChunkMap, CheckSettings], CheckResult] | None = None
+    func: PairCheck[S] | None = None
+    kb_sentences: KBSentences[S] | None = None
 
 
 def evidence_texts(pair: QAPair, chunks: ChunkMap) -> list[str]:
@@ -66,6 +110,11 @@ def result(passed: bool, score: float | None, reason: str, **extra: object) -> C
     """A CheckResult with the score rounded (files diff cleanly; 4 digits is plenty for a threshold test)."""
     extra.setdefault("checked_at", _now_to_the_second())
     return CheckResult(passed=passed, score=None if score is None else round(score, 4), reason=reason, **extra)
+
+
+def verdict(settings: CheckSettings, passed: bool, score: float | None, reason: str, **extra: object) -> CheckResult:
+    """:func:`result` carrying the check's severity, so a check used on its own says what its failure does."""
+    return result(passed, score, reason, severity=settings.severity, **extra)
 
 
 _stamp: tuple[int, datetime] = (-1, datetime.fromtimestamp(0, UTC))

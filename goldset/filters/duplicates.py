@@ -1,9 +1,10 @@
 """Check 4: near-duplicate questions across the whole set and against a previous release (``--against``).
 
 One fact asked five times is counted five times. This is a *set* check: it looks at all pairs at once (through
-the sub-quadratic index in :mod:`goldset.filters.neardup`), keeps the best pair of each duplicate group and fails
-the others with ``duplicate_of`` naming the pair kept. A pair that near-duplicates a pair of the ``--against``
-set (the previous release) fails in favour of that one: released pairs are already counted.
+the sub-quadratic index in :mod:`goldset.filters.neardup`), keeps the best pairs and fails the others with
+``duplicate_of`` naming a kept pair each is itself similar to (:func:`find`). A pair that near-duplicates a pair
+of the ``--against`` set (the previous release) fails in favour of that one: released pairs are already counted.
+Verdicts do not depend on the order of the candidates file.
 """
 
 from __future__ import annotations
@@ -13,15 +14,17 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
-from goldset.filters.base import CheckSettings, CheckSpec, result
-from goldset.filters.neardup import LSHParams, duplicate_groups
-from goldset.filters.textsim import edit_similarity
+from goldset.filters.base import CheckSettings, CheckSpec, verdict
+from goldset.filters.neardup import LSHParams, similar_texts
+from goldset.filters.textsim import identifier_tokens
 from goldset.schema import CheckResult, QAPair
 
 NAME = "duplicate"
 
 
 class Settings(CheckSettings):
+    """Thresholds of the duplicate check (``filter.checks.duplicate``)."""
+
     threshold: float = Field(
         0.85, gt=0, le=1, description="Question similarity (normalised Indel) that makes a duplicate."
     )
@@ -34,6 +37,11 @@ class Settings(CheckSettings):
     semantic_threshold: float = Field(
         0.95, gt=0, le=1, description="Cosine similarity of embeddings that makes a semantic duplicate."
     )
+    distinct_identifiers: bool = Field(
+        True,
+        description="Two questions that each name an identifier or number the other does not (`limit` vs `skip`, "
+        "400 vs 404) ask different things, however similar the rest.",
+    )
 
     @model_validator(mode="after")
     def _bands_divide(self) -> Settings:
@@ -42,6 +50,7 @@ class Settings(CheckSettings):
         return self
 
     def lsh(self) -> LSHParams:
+        """The index's MinHash/LSH parameters."""
         return LSHParams(num_perm=self.num_perm, bands=self.bands, shingle=self.shingle)
 
 
@@ -87,57 +96,91 @@ def find(
 ) -> dict[str, CheckResult]:
     """A verdict for every pair in ``pairs`` (keyed by id).
 
-    ``rank``: lower is better; the best-ranked member of a group is kept. ``against``: pairs of an earlier
-    release; a pair with the same id as one of them is the same pair, not a duplicate. ``extra_edges``: more
-    (i, j, similarity) links over ``pairs`` + ``against`` indices, e.g. from embeddings.
-    """
-    from goldset.filters.neardup import SimilarPair, groups_from_pairs
+    ``rank``: lower is better. ``against``: pairs of an earlier release; a pair with the same id as one of them
+    is the same pair, not a duplicate. ``extra_edges``: more (i, j, similarity) links over ``pairs`` + ``against``
+    indices (:func:`participants`), e.g. from embeddings.
 
+    Pairs are settled best first (by ``rank``, then id): a pair similar to a released pair duplicates the most
+    similar one; else a pair similar to a pair already kept duplicates the most similar kept one; else it is
+    kept. So a pair is only ever called a duplicate of a pair it is itself similar to (no chain through a
+    third), and neither the verdicts nor their wording depend on the order of ``pairs``. With
+    ``distinct_identifiers``, two questions naming different identifiers or numbers are never similar.
+    """
     everyone = participants(pairs, against)
     n_own = len(pairs)
-    _, edges = duplicate_groups([p.question for p in everyone], settings.threshold, settings.lsh())
-    edges = [*edges, *(SimilarPair(i, j, s) for i, j, s in extra_edges)]
-    sim = {(min(e.i, e.j), max(e.i, e.j)): e.similarity for e in edges}
-    groups = groups_from_pairs(len(everyone), edges)
+    forms, text_edges = similar_texts([p.question for p in everyone], settings.threshold, settings.lsh())
+    text_of = forms.form_of()
+    linked: dict[int, dict[int, float]] = {}  # distinct text -> similar distinct texts
+    for ti, tj, sim in text_edges:
+        linked.setdefault(ti, {})[tj] = sim
+        linked.setdefault(tj, {})[ti] = sim
+    semantic: dict[int, dict[int, float]] = {}
+    for i, j, sim in extra_edges:
+        if i != j:
+            semantic.setdefault(i, {})[j] = max(sim, semantic.get(i, {}).get(j, 0.0))
+            semantic.setdefault(j, {})[i] = max(sim, semantic.get(j, {}).get(i, 0.0))
 
-    def similarity(i: int, j: int) -> float:
-        key = (min(i, j), max(i, j))
-        return sim[key] if key in sim else edit_similarity(everyone[i].question, everyone[j].question)
+    def neighbours(i: int) -> dict[int, float]:
+        """Every participant similar to ``i`` at or above the threshold, with the similarity."""
+        out: dict[int, float] = {j: 1.0 for j in forms.repeats.get(text_of[i], ()) if j != i}
+        for t, sim in linked.get(text_of[i], {}).items():
+            for j in forms.texts(t):
+                out[j] = max(sim, out.get(j, 0.0))
+        for j, sim in semantic.get(i, {}).items():
+            out[j] = max(sim, out.get(j, 0.0))
+        if settings.distinct_identifiers and out:
+            mine = identifier_tokens(everyone[i].question)
+            out = {j: s for j, s in out.items() if not _name_different_things(mine, everyone[j].question)}
+        return out
 
-    out = {p.id: result(True, 0.0, "no near-duplicate question") for p in pairs}
-    for group in groups:
-        own = [i for i in group if i < n_own]
-        if not own:
+    # Only pairs with a neighbour can be duplicates or have one: rank just those (the rest are kept alone).
+    near_of = {i: near for i in range(n_own) if (near := neighbours(i))}
+    order = sorted(near_of, key=lambda i: (rank(everyone[i]), everyone[i].id))
+    position = {i: k for k, i in enumerate(order)}
+    kept: set[int] = set()
+    duplicate_of: dict[int, tuple[int, float]] = {}
+    for i in order:
+        near = near_of[i]
+        released = [(j, s) for j, s in near.items() if j >= n_own]
+        if released:  # released pairs are counted already: the most similar one wins, ties by id
+            duplicate_of[i] = min(released, key=lambda js: (-js[1], everyone[js[0]].id))
             continue
-        released = [i for i in group if i >= n_own]
-        if released:
-            for i in own:
-                keep = max(released, key=lambda j, i=i: (similarity(i, j), -j))
-                s = similarity(i, keep)
-                out[everyone[i].id] = result(
-                    False, s, f"near-duplicate ({s:.0%}) of released pair {everyone[keep].id}",
-                    duplicate_of=everyone[keep].id,
-                )  # fmt: skip
-            continue
-        keep = min(own, key=lambda i: (rank(everyone[i]), everyone[i].id))
-        dupes = [everyone[i].id for i in own if i != keep]
-        out[everyone[keep].id] = result(
-            True, 0.0, f"kept as the best of {len(own)} near-duplicates ({', '.join(dupes[:5])})"
+        own = [(j, s) for j, s in near.items() if j in kept]
+        if own:  # the most similar kept pair, ties by rank order
+            duplicate_of[i] = min(own, key=lambda js: (-js[1], position[js[0]]))
+        else:
+            kept.add(i)
+
+    out = {p.id: verdict(settings, True, 0.0, "no near-duplicate question") for p in pairs}
+    members: dict[int, list[str]] = {}
+    for i, (j, sim) in duplicate_of.items():
+        keep_id = everyone[j].id
+        if j >= n_own:
+            why = f"near-duplicate ({sim:.0%}) of released pair {keep_id}"
+        else:
+            why = f"near-duplicate ({sim:.0%}) of {keep_id}, which is kept"
+            members.setdefault(j, []).append(everyone[i].id)
+        out[everyone[i].id] = verdict(settings, False, sim, why, duplicate_of=keep_id)
+    for j, dupes in members.items():
+        dupes.sort()
+        shown = ", ".join(dupes[:5]) + (", …" if len(dupes) > 5 else "")
+        out[everyone[j].id] = verdict(
+            settings, True, 0.0, f"kept as the best of {len(dupes) + 1} near-duplicates ({shown})"
         )
-        for i in own:
-            if i != keep:
-                s = similarity(i, keep)
-                out[everyone[i].id] = result(
-                    False, s, f"near-duplicate ({s:.0%}) of {everyone[keep].id}, which is kept",
-                    duplicate_of=everyone[keep].id,
-                )  # fmt: skip
     return out
+
+
+def _name_different_things(mine: frozenset[str], other_question: str) -> bool:
+    """Each question names an identifier or number the other does not: one was substituted for the other."""
+    theirs = identifier_tokens(other_question)
+    return bool(mine - theirs) and bool(theirs - mine)
 
 
 SPEC = CheckSpec(
     name=NAME,
     settings_model=Settings,
     kind="set",
+    version=2,
     summary="question is not a near-duplicate of another pair",
     reads=("question",),
 )

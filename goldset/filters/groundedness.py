@@ -32,6 +32,8 @@ SCHEMA_NAME = "groundedness"
 
 
 class Settings(CheckSettings):
+    """Settings of the LLM judge (``filter.checks.groundedness``); its model and prompt hash join its settings hash."""
+
     enabled: bool | None = Field(  # type: ignore[assignment]
         None, description="None (default): on when a judge endpoint is configured; true: required; false: off."
     )
@@ -45,8 +47,10 @@ class GroundednessVerdict(BaseModel):
 
     supported: bool = Field(description="Every claim in the answer is supported by the sources alone.")
     answerable: bool = Field(description="The sources contain what is needed to answer the question.")
-    unsupported_claims: list[str] = Field(default_factory=list)
-    reason: str = ""
+    unsupported_claims: list[str] = Field(
+        default_factory=list, description="The answer's claims the sources do not support (empty when supported)."
+    )
+    reason: str = Field("", description="One sentence: why the judge decided so.")
 
 
 def related_chunks(question: str, chunks: Sequence[Chunk], k: int) -> list[Chunk]:
@@ -108,6 +112,8 @@ def interpret(pair: QAPair, verdict: GroundednessVerdict) -> CheckResult:
 
 @dataclass
 class JudgeOutcome:
+    """One pair's judging: the verdict, or the error of a call that failed (the pair is judged next run)."""
+
     pair_id: str
     check: CheckResult | None
     error: str | None = None

@@ -10,24 +10,15 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, result
-from goldset.filters.textsim import normalized_contains, tokens
+from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, verdict
+from goldset.filters.textsim import STOPWORDS, normalized_contains, tokens
 from goldset.schema import CheckResult, QAPair, QuestionType
 
 NAME = "leakage"
 
-#: Function words (English) and function characters (Chinese) that carry no answer content.
-STOPWORDS = frozenset(
-    """
-a an the is are was were be been being of to in on at for by with from as and or not no yes it its this that
-these those there here what which who whom whose when where why how do does did can could should would will
-shall may might must i you we they he she me us them my your our their use used uses using
-的 了 是 在 和 与 及 或 吗 呢 吧 啊 么 什 怎 哪 谁 为 把 被 这 那 有 个 也 就 都 而 之 于 以 中 一 不 可 能 会 要 用
-""".split()  # noqa: SIM905 (a word list reads better as text)
-)
-
-
 class Settings(CheckSettings):
+    """Thresholds of the leakage check (``filter.checks.leakage``)."""
+
     max_token_share: float = Field(
         0.9, ge=0, le=1, description="Fail when this share of the answer's content is in the question."
     )
@@ -35,23 +26,25 @@ class Settings(CheckSettings):
 
 
 def content_tokens(text: str) -> list[str]:
+    """The tokens of ``text`` that carry content (function words left out)."""
     return [t for t in tokens(text) if t not in STOPWORDS]
 
 
 def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:
+    """Fail a question that contains its answer, or nearly all of its content words."""
     if pair.question_type == QuestionType.unanswerable:
-        return result(True, None, "unanswerable pairs have no answer to leak")
+        return verdict(settings, True, None, "unanswerable pairs have no answer to leak")
     answer = pair.answer.strip()
     if len(answer) >= settings.min_answer_chars and normalized_contains(pair.question, answer):
-        return result(False, 1.0, "the question contains the whole answer")
+        return verdict(settings, False, 1.0, "the question contains the whole answer")
     a_tokens = content_tokens(answer)
     if not a_tokens:
-        return result(True, 0.0, "answer has no content words")
+        return verdict(settings, True, 0.0, "answer has no content words")
     q_tokens = set(tokens(pair.question))
     share = sum(1 for t in a_tokens if t in q_tokens) / len(a_tokens)
     if share >= settings.max_token_share:
-        return result(False, share, f"{share:.0%} of the answer's content words are already in the question")
-    return result(True, share, f"{share:.0%} of the answer's content words are in the question")
+        return verdict(settings, False, share, f"{share:.0%} of the answer's content words are already in the question")
+    return verdict(settings, True, share, f"{share:.0%} of the answer's content words are in the question")
 
 
 SPEC = CheckSpec(
@@ -60,5 +53,5 @@ SPEC = CheckSpec(
     kind="pair",
     summary="question does not contain its answer",
     reads=("question", "answer", "question_type"),
-    func=check,  # type: ignore[arg-type]
+    func=check,
 )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field, model_validator
 
-from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, result
+from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, verdict
 from goldset.filters.textsim import tokens
 from goldset.schema import CheckResult, QAPair
 
@@ -12,10 +12,12 @@ NAME = "length"
 
 
 class Settings(CheckSettings):
-    min_question_tokens: int = Field(3, ge=1)
-    max_question_tokens: int = Field(60, ge=1)
-    min_answer_tokens: int = Field(1, ge=1)
-    max_answer_tokens: int = Field(300, ge=1)
+    """Bounds of the length check (``filter.checks.length``), in tokens (a CJK character is one)."""
+
+    min_question_tokens: int = Field(3, ge=1, description="Fewest question tokens (CJK character = 1 token).")
+    max_question_tokens: int = Field(60, ge=1, description="Most question tokens.")
+    min_answer_tokens: int = Field(1, ge=1, description="Fewest answer tokens.")
+    max_answer_tokens: int = Field(300, ge=1, description="Most answer tokens.")
 
     @model_validator(mode="after")
     def _ordered(self) -> Settings:
@@ -27,6 +29,7 @@ class Settings(CheckSettings):
 
 
 def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:
+    """Fail a question or answer outside its bounds."""
     nq, na = len(tokens(pair.question)), len(tokens(pair.answer))
     problems = []
     if nq < settings.min_question_tokens:
@@ -38,8 +41,8 @@ def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:
     if na > settings.max_answer_tokens:
         problems.append(f"answer has {na} tokens (> {settings.max_answer_tokens})")
     if problems:
-        return result(False, None, "; ".join(problems))
-    return result(True, None, f"question {nq} tokens, answer {na} tokens")
+        return verdict(settings, False, None, "; ".join(problems))
+    return verdict(settings, True, None, f"question {nq} tokens, answer {na} tokens")
 
 
 SPEC = CheckSpec(
@@ -48,5 +51,5 @@ SPEC = CheckSpec(
     kind="pair",
     summary="question and answer lengths within bounds",
     reads=("question", "answer"),
-    func=check,  # type: ignore[arg-type]
+    func=check,
 )

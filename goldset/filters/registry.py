@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from goldset.filters import (
     answer_present,
     duplicates,
+    evidence,
     groundedness,
     leakage,
     length,
@@ -16,9 +19,11 @@ from goldset.filters import (
 )
 from goldset.filters.base import CheckSpec
 
-CHECKS: dict[str, CheckSpec] = {
+#: name -> spec; each spec is typed by its own settings model, so the mapping holds ``CheckSpec[Any]``.
+CHECKS: dict[str, CheckSpec[Any]] = {
     m.SPEC.name: m.SPEC
     for m in (
+        evidence,
         answer_present,
         length,
         question_form,
@@ -33,7 +38,8 @@ CHECKS: dict[str, CheckSpec] = {
 }
 
 
-def get(name: str) -> CheckSpec:
+def get(name: str) -> CheckSpec[Any]:
+    """The spec of a check by name; an unknown name is a ConfigError listing the known ones."""
     from goldset.errors import ConfigError
 
     try:

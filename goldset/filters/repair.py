@@ -25,6 +25,8 @@ REASON = "paraphrase-repair"
 
 
 class RepairReply(BaseModel):
+    """The repair model's structured reply."""
+
     model_config = ConfigDict(extra="ignore")
 
     answer: str = Field(description="The rewritten answer.")

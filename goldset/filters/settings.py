@@ -14,17 +14,25 @@ an invalid threshold is a ConfigError before any work is done.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from goldset.filters.base import CheckSettings
+from goldset.filters.base import CheckSettings, CheckSpec, S
 
 
 class FilterSettings(BaseModel):
+    """The ``filter`` section: per-check settings (validated by each check's own model) and report options.
+
+    Defined here, next to the checks, and composed into :class:`goldset.config.Settings`; this module must not
+    import :mod:`goldset.config` (the config module imports it).
+    """
+
     model_config = ConfigDict(extra="forbid")
 
-    checks: dict[str, CheckSettings] = Field(default_factory=dict)
+    checks: dict[str, CheckSettings] = Field(
+        default_factory=dict, description="Settings per check name; a missing check runs with its defaults."
+    )
     examples: int = Field(3, ge=0, description="Failure examples per check in the report.")
     kb_context_chunks: int = Field(
         3, ge=0, description="For unanswerable pairs, how many related KB chunks the judge also sees."
@@ -62,9 +70,16 @@ class FilterSettings(BaseModel):
                 raise ValueError(f"{name}.{loc}: {msg}" if loc else f"{name}: {msg}") from None
         return parsed
 
-    def for_check(self, name: str) -> CheckSettings:
+    @overload
+    def for_check(self, check: CheckSpec[S]) -> S: ...
+    @overload
+    def for_check(self, check: str) -> CheckSettings: ...
+
+    def for_check(self, check: CheckSpec[Any] | str) -> CheckSettings:
+        """The settings of one check (its defaults when goldset.yaml says nothing), typed when given its spec."""
         from goldset.filters.registry import get
 
-        spec = get(name)
-        return self.checks.get(name) or spec.settings_model()
+        spec = get(check) if isinstance(check, str) else check
+        got = self.checks.get(spec.name)
+        return got if isinstance(got, spec.settings_model) else spec.settings_model()
 

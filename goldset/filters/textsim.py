@@ -7,12 +7,24 @@ without spaces yields character n-grams and ``response_model`` stays one token i
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
+from itertools import pairwise
 
-from goldset.text import normalize, tokenize
+from goldset.text import _CJK_RANGES, normalize, tokenize
+
+#: Function words (English) and function characters (Chinese) that carry no content.
+STOPWORDS = frozenset(
+    """
+a an the is are was were be been being of to in on at for by with from as and or not no yes it its this that
+these those there here what which who whom whose when where why how do does did can could should would will
+shall may might must i you we they he she me us them my your our their use used uses using
+的 了 是 在 和 与 及 或 吗 呢 吧 啊 么 什 怎 哪 谁 为 把 被 这 那 有 个 也 就 都 而 之 于 以 中 一 不 可 能 会 要 用
+""".split()  # noqa: SIM905 (a word list reads better as text)
+)
 
 # Sentence ends: Latin punctuation followed by space, CJK full stops (no space needed), and line breaks.
 _SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?;:])\s+|(?<=[。！？；：])|\n+")
@@ -66,6 +78,7 @@ def jaccard(a: Sequence[str], b: Sequence[str], n: int = 1) -> float:
 
 
 def token_positions(tokens: Sequence[str]) -> dict[str, list[int]]:
+    """Token -> its positions in ``tokens`` (what a longest-common-run search walks)."""
     positions: dict[str, list[int]] = {}
     for j, tok in enumerate(tokens):
         positions.setdefault(tok, []).append(j)
@@ -134,6 +147,18 @@ def split_sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_SPLIT_RE.split(text) if s and s.strip()]
 
 
+#: Where a sentence may end, for splitting when the punctuation itself is not kept (:func:`sentence_pieces`).
+_SENTENCE_BREAK_RE = re.compile(r"[.!?;:]\s+|[。！？；：\n]+")
+
+
+def sentence_pieces(text: str) -> list[str]:
+    """The sentences of ``text`` as :func:`split_sentences` cuts them, without their end punctuation (for
+    measures that ignore punctuation: no look-behind, ~3x faster), blank pieces dropped."""
+    if not any(ch in text for ch in ".!?;:。！？；：\n"):
+        return [text]
+    return [piece for piece in _SENTENCE_BREAK_RE.split(text) if piece.strip()]
+
+
 def sentence_windows(sentences: Sequence[str], width: int = 3) -> list[str]:
     """Each sentence plus runs of up to ``width`` consecutive sentences (an answer may copy two or three)."""
     out: list[str] = []
@@ -177,6 +202,51 @@ def normalized_contains(haystack: str, needle: str) -> bool:
     return f" {n} " in f" {h} "
 
 
+#: Spans that name something exactly by their casing: `code`, ACRONYMS and CamelCase names (HTTPException).
+_CASED_IDENTIFIER_RE = re.compile(r"`[^`\n]+`|\b(?:[A-Z]{2,}[A-Z0-9]*s?|[A-Za-z][a-z0-9]*[A-Z][A-Za-z0-9]*)\b")
+
+
+@lru_cache(maxsize=1 << 15)
+def identifier_tokens(text: str) -> frozenset[str]:
+    """The tokens of the identifiers, acronyms and numbers in ``text`` (``HTTPException``, ``user_agent``, HTTP,
+    404): words no rephrasing can change, and the words two otherwise alike questions differ in when they ask
+    about different things (``limit`` vs ``skip``, 400 vs 404). Casing is evidence, so it reads the original
+    text; a token with a digit or an underscore is one whatever its case."""
+    found = {t for m in _CASED_IDENTIFIER_RE.findall(text) for t in tokenize(m)}
+    toks = tokens(text)
+    if not "".join(toks).isalpha():  # some token holds a digit or an underscore (rare: skip the scan otherwise)
+        found.update(t for t in toks if not t.isalpha())
+    return frozenset(found)
+
+
+#: Full-width ASCII forms (Ａ, ０, ＿) -> ASCII, as NFKC maps them.
+_FULL_WIDTH = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}
+#: Content units: a run of CJK characters (cut into bigrams below) or a run of other word characters.
+_ASCII_WORD_RE = re.compile(r"[a-z0-9_]+")
+_UNIT_RE = re.compile(f"[{_CJK_RANGES}]+|[^\\W{_CJK_RANGES}]+")
+
+
+def content_units(text: str) -> frozenset[str]:
+    """The content of ``text`` as an order-free set: words that are not function words, and each run of CJK
+    characters as its character bigrams (a Chinese word is two characters or more; a lone character counts
+    alone unless it is a function character). Normalised like :func:`goldset.text.tokenize`.
+
+    Not memoised: chunk sentences' units are kept on their :class:`SourceProfile`, and answers are seen once.
+    Units compare texts whatever their word order: a copied clause moved to the front keeps every unit. Full-width
+    letters and digits are folded to ASCII (what NFKC does to them; full NFKC costs ~10x more on Chinese text and
+    changes nothing else that matters here).
+    """
+    if text.isascii():  # no CJK: the words minus the function words, all in C
+        return frozenset(_ASCII_WORD_RE.findall(text.lower())).difference(STOPWORDS)
+    out: set[str] = set()
+    for piece in _UNIT_RE.findall(text.translate(_FULL_WIDTH).lower()):
+        if len(piece) > 1 and piece[0] >= "\u3040":  # a CJK run (pieces are all CJK or all not)
+            out.update(map(operator.add, piece, piece[1:]))
+        elif piece not in STOPWORDS:
+            out.add(piece)
+    return frozenset(out)
+
+
 @dataclass(frozen=True)
 class SourceProfile:
     """What the copy checks need from one source text, computed once per text (sources recur across pairs)."""
@@ -194,6 +264,27 @@ class SourceProfile:
     def window_set(self) -> frozenset[str]:
         """The canonical windows as a set: an exact copy of one is found without any edit distance."""
         return frozenset(self.windows_canonical)
+
+    @cached_property
+    def unit_index(self) -> dict[str, tuple[int, ...]]:
+        """Content unit (:func:`content_units`) -> the windows holding it. Window ``s`` is sentence ``s``; window
+        ``P + s`` is sentences ``s`` and ``s + 1`` together (a clause may be moved across a sentence end), ``P``
+        the number of sentences. The sentence-overlap measure counts, per window, the answer's units in it."""
+        units = [content_units(sentence) for sentence in self.sentences]
+        n = len(units)
+        index: dict[str, list[int]] = {}
+        for s, us in enumerate(units):
+            for u in us:
+                index.setdefault(u, []).append(s)
+        for s, (a, b) in enumerate(pairwise(units)):
+            for u in a | b:
+                index[u].append(n + s)
+        return {u: tuple(ws) for u, ws in index.items()}
+
+    @cached_property
+    def all_units(self) -> frozenset[str]:
+        """Every content unit of the text (no window holds a unit outside it)."""
+        return frozenset(self.unit_index)
 
     def grams(self, n: int) -> frozenset[tuple[str, ...]]:
         """The n-gram set of the whole text, kept on the profile (no re-hashing of the token tuple per call)."""
@@ -245,11 +336,14 @@ def source_profile(text: str) -> SourceProfile:
 
 
 __all__ = [
+    "STOPWORDS",
     "SourceProfile",
     "best_edit_match",
     "canonical",
     "containment",
+    "content_units",
     "edit_similarity",
+    "identifier_tokens",
     "jaccard",
     "lcs_ratio",
     "longest_common_run",
@@ -257,6 +351,7 @@ __all__ = [
     "normalize",
     "normalized_contains",
     "sentence_grams",
+    "sentence_pieces",
     "sentence_windows",
     "source_profile",
     "split_sentences",

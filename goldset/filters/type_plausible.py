@@ -2,48 +2,69 @@
 
 Cheap cues, not a classifier: a ``comparison`` names a contrast, a ``procedural`` question asks how, a
 ``multi_hop`` pair cites at least two chunks, an ``unanswerable`` pair's answer says the KB does not answer, and
-an answerable pair's answer does not say so. Cue lists are settings so a team can widen them.
+an answerable pair's answer does not say so. Cue lists are settings so a team can widen them. Cues cannot be
+certain (有何差别 is a comparison, 意味着什么 a reasoning question, 没有……并未给出 a refusal, and a list never has
+every phrasing), so a failure only flags the pair by default.
 """
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from pydantic import Field, model_validator
 
-from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, result
+from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, Severity, verdict
 from goldset.schema import CheckResult, QAPair, QuestionType
 
 NAME = "type_plausible"
 
 REFUSAL = (
-    r"\bnot (mentioned|covered|specified|stated|documented|described|provided|discussed|included|answer(ed|able))\b|"
-    r"\b(does|do|did) not (say|mention|specify|cover|document|describe|state|explain|provide|discuss)\b|"
-    r"\bno (information|mention|details?)\b|\bcannot be answered\b|\bunanswerable\b|"
-    r"\bnot possible to (tell|answer|determine)\b|"
-    r"没有提到|未提及|没有提及|没有说明|未说明|无法回答|没有相关|不包含|未涉及|没有涉及|未提供|没有提供|无法确定|无法从"
+    r"(?:\bnot|n't) (?:be |been |yet )?(?:mentioned|covered|specified|stated|documented|described|provided|discussed|"
+    r"included|given|explained|addressed|listed|answer(?:ed|able))\b|"
+    r"\b(?:does|do|did|is|are|was|were)(?:n't| not) (?:say|mention|specify|cover|document|describe|state|explain|"
+    r"provide|discuss|address|include|list|give|contain)\b|"
+    r"\bno (?:information|mention|details?|documentation|description|explanation)\b|"
+    r"\bno\s+(?:\w+\s+){0,3}(?:is|are|was|were)\s+(?:documented|mentioned|specified|stated|given|listed|described)\b|"
+    r"\bcannot be (?:answered|determined)\b|\bunanswerable\b|"
+    r"\b(?:not possible|impossible) to (?:tell|answer|determine|say)\b|\b(?:can't|cannot) (?:tell|determine)\b|"
+    r"没有提到|未提及|没有提及|没有说明|未说明|无法回答|没有相关|不包含(?:相关|这方面|此类|任何)|未涉及|没有涉及|"
+    r"未提供|没有提供|无法确定|无法从|无从|无法得知|不得而知|(?:文档|资料|文中)(?:里|中)?找不到|没有记载|未记载|"
+    r"没有任何(?:信息|说明|内容|介绍)|"
+    r"并未(?:给出|提到|提及|说明|介绍|涉及|提供|描述|列出|包含|记载|谈及)|"
+    r"(?:并)?没有(?:给出|介绍|描述|列出|谈到|讲到|说到|谈及)|未(?:给出|介绍|描述|列出|谈及)"
 )
 COMPARISON = (
-    r"\b(differen(ce|t)|differ|compare[ds]?|comparison|versus|vs\.?|better|worse|than|between|unlike|whereas|"
-    r"same as|similar|prefer|instead of|rather than|or)\b|"
-    r"区别|不同|比较|相比|差异|还是|异同|对比|优于|而不是|哪个|哪一个"
+    r"\b(?:differen(?:ces?|t|tly)|differs?|distinguish\w*|compar(?:e[ds]?|ing|ison)|versus|vs\.?|better|worse|"
+    r"faster|slower|"
+    r"than|between|unlike|whereas|same as|similar|prefer|preferred|instead of|rather than|or|trade-?offs?|"
+    r"pros and cons|advantages?|contrast|both)\b|"
+    r"区别|不同|差别|差异|分别|区分|比较|相比|对比|异同|优劣|优缺点|优于|还是|而不是|哪个|哪一个|哪种|哪一种|谁更|"
+    r"相同|一样|类似|相似|更(?:好|快|适合|合适|推荐|简单)|或者|选择"
 )
 PROCEDURAL = (
-    r"\b(how|steps?|procedure|process|configure|set up|setup|install|create|implement|add|enable|declare|define|"
-    r"use|make|write|run|deploy)\b|如何|怎么|怎样|步骤|流程|配置|设置|安装|创建|实现|添加|启用|声明|定义|使用|编写|运行"
+    r"\b(?:how|steps?|procedure|process|configure|set up|setup|install|create|implement|add|enable|declare|define|"
+    r"use|make|write|run|deploy|in order to|what do i need|what should i do)\b|"
+    r"如何|怎么|怎样|步骤|流程|配置|设置|安装|创建|实现|添加|启用|声明|定义|使用|编写|运行|部署|做法|方法|才能|用什么"
 )
 REASONING = (
-    r"\b(why|what happens|what would|explain|would|if|when|consequence|effect|reason|purpose|benefit|should)\b|"
-    r"为什么|为何|如果|会|原因|作用|目的|好处|影响|应该|是否"
+    r"\b(?:why|what happens|happen|what would|explain|would|if|when|consequences?|effects?|reasons?|purpose|"
+    r"benefits?|drawbacks?|should|mean|means|implications?|imply|risks?|cause[sd]?|result|matter|so that|"
+    r"what for|trade-?offs?|advantages?|disadvantages?)\b|"
+    r"为什么|为何|如果|会|原因|作用|目的|好处|坏处|影响|应该|是否|意味着|意义|说明了什么|导致|结果|后果|何时|"
+    r"什么时候|什么情况|有什么用|用途|代价|风险|优点|缺点|为了|原理|机制|怎么会"
 )
 
 
 class Settings(CheckSettings):
-    refusal_pattern: str = REFUSAL
-    comparison_pattern: str = COMPARISON
-    procedural_pattern: str = PROCEDURAL
-    reasoning_pattern: str = REASONING
-    min_multi_hop_chunks: int = Field(2, ge=1)
+    """Cue patterns of the type_plausible check (``filter.checks.type_plausible``)."""
+
+    refusal_pattern: str = Field(REFUSAL, description="An answer saying the KB does not answer (regex).")
+    comparison_pattern: str = Field(COMPARISON, description="A question naming a contrast (regex).")
+    procedural_pattern: str = Field(PROCEDURAL, description="A question asking how to do something (regex).")
+    reasoning_pattern: str = Field(REASONING, description="A question asking why / what if / what it means (regex).")
+    min_multi_hop_chunks: int = Field(2, ge=1, description="A multi_hop pair cites at least this many chunks.")
+    severity: Severity = Field("flag", description="Cue lists cannot be certain: flag for review by default.")
 
     @model_validator(mode="after")
     def _valid_patterns(self) -> Settings:
@@ -55,30 +76,37 @@ class Settings(CheckSettings):
         return self
 
 
+@lru_cache(maxsize=64)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
 def _has(pattern: str, text: str) -> bool:
-    return re.search(pattern, text, re.IGNORECASE) is not None
+    return _compiled(pattern).search(text) is not None
 
 
 def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:
+    """Fail (flag, by default) a pair that does not look like its question type."""
     qt = pair.question_type
     refuses = _has(settings.refusal_pattern, pair.answer)
     if qt == QuestionType.unanswerable:
         if not refuses:
-            return result(False, None, "unanswerable pair, but the answer does not say the KB lacks the answer")
-        return result(True, None, "answer states the KB does not answer")
+            why = "unanswerable pair, but the answer does not say the KB lacks the answer"
+            return verdict(settings, False, None, why)
+        return verdict(settings, True, None, "answer states the KB does not answer")
     if refuses:
-        return result(False, None, f"{qt.value} pair, but the answer says the KB does not answer it")
+        return verdict(settings, False, None, f"{qt.value} pair, but the answer says the KB does not answer it")
     if qt == QuestionType.comparison and not _has(settings.comparison_pattern, pair.question):
-        return result(False, None, "comparison pair, but the question names no contrast (difference, vs, than...)")
+        why = "comparison pair, but the question names no contrast (difference, vs, than...)"
+        return verdict(settings, False, None, why)
     if qt == QuestionType.procedural and not _has(settings.procedural_pattern, pair.question):
-        return result(False, None, "procedural pair, but the question does not ask how to do something")
+        return verdict(settings, False, None, "procedural pair, but the question does not ask how to do something")
     if qt == QuestionType.reasoning and not _has(settings.reasoning_pattern, pair.question):
-        return result(False, None, "reasoning pair, but the question asks no why/what-if")
+        return verdict(settings, False, None, "reasoning pair, but the question asks no why/what-if")
     if qt == QuestionType.multi_hop and len(pair.chunk_ids) < settings.min_multi_hop_chunks:
-        return result(
-            False, None, f"multi_hop pair cites {len(pair.chunk_ids)} chunk(s) (< {settings.min_multi_hop_chunks})"
-        )
-    return result(True, None, f"plausible {qt.value} pair")
+        why = f"multi_hop pair cites {len(pair.chunk_ids)} chunk(s) (< {settings.min_multi_hop_chunks})"
+        return verdict(settings, False, None, why)
+    return verdict(settings, True, None, f"plausible {qt.value} pair")
 
 
 SPEC = CheckSpec(
@@ -87,5 +115,6 @@ SPEC = CheckSpec(
     kind="pair",
     summary="pair looks like its question type",
     reads=("question", "answer", "question_type", "evidence"),
-    func=check,  # type: ignore[arg-type]
+    func=check,
+    version=2,
 )

@@ -1,80 +1,143 @@
 """Check 1: the answer must not copy its evidence chunk(s).
 
-A copied answer makes context recall look perfect, because the retrieved text *is* the answer. Three
-measures, each against the evidence text, any of them over its threshold fails the pair:
+A copied answer makes context recall look perfect, because the retrieved text *is* the answer. Four measures,
+each in [0, 1] and taken over *all* the pair's evidence chunks together (an answer stitched from two chunks is a
+copy too); any of them at or over its threshold fails the pair:
 
-* n-gram containment: the share of the answer's token n-grams found in the evidence;
-* longest common token run relative to the answer length (one long copied stretch);
-* edit similarity to the best-matching evidence sentence (or run of up to three sentences), which still
-  catches a copy with a few words swapped or changed.
+* ``containment``: the share of the answer's token n-grams found anywhere in the evidence;
+* ``run``: the longest stretch copied from one chunk, relative to the answer;
+* ``similarity``: edit similarity to the best-matching run of one to three sentences of a chunk, which still
+  catches a copy with a few words changed;
+* ``overlap``: sentence by sentence, the share of the answer's content words (CJK: character bigrams) found in
+  one evidence sentence or two adjacent ones, *in any order*: two clauses swapped, a prefix added ("In short,",
+  总的来说) or two or three synonyms leave most of a copied sentence's words in place; a real paraphrase does not.
 
-Very short answers (a name, a number, an identifier) cannot be phrased without the source's words, so they
-pass with a note instead of failing.
+What a paraphrase cannot avoid does not count as copying: the question's own words (the answer to "what status
+code is sent for a Not Found response?" says "for a Not Found response" because the question did), code
+identifiers, acronyms and numbers (``HTTPException``, ``user_agent``, HTTP, 404). ``containment`` and ``run``
+count only n-grams and stretches holding some other word, ``overlap`` only the other content words, and an
+answer with fewer than ``min_own_words`` other words is not judged by them. Very short answers (a name, a number)
+cannot be phrased without the source's words, so they pass with a note.
+
+All four are lexical and need no endpoint. What they cannot tell apart is a careful paraphrase that keeps most
+of a sentence's content words in a new order from a light edit; the LLM judge (``groundedness``) does not judge
+copying, so such a pair is caught here or not at all (tests/fixtures/filters/copy_cases.jsonl measures both).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import operator
+from collections.abc import Iterator, Sequence
+from itertools import accumulate, chain
 
 from pydantic import Field
 
-from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, evidence_texts, result
-from goldset.filters.textsim import SourceProfile, best_edit_match, ngrams, source_profile
+from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, evidence_texts, verdict
+from goldset.filters.textsim import (
+    STOPWORDS,
+    SourceProfile,
+    best_edit_match,
+    content_units,
+    identifier_tokens,
+    ngrams,
+    sentence_pieces,
+    source_profile,
+)
 from goldset.filters.textsim import tokens as text_tokens
 from goldset.schema import CheckResult, QAPair
 
 NAME = "verbatim"
 
-
 class Settings(CheckSettings):
+    """Thresholds of the verbatim check (``filter.checks.verbatim``): a measure at or over its threshold fails."""
+
     ngram: int = Field(3, ge=1, le=8, description="n of the token n-grams for containment.")
     max_containment: float = Field(0.6, ge=0, le=1, description="Fail at or above this n-gram containment.")
     max_lcs_ratio: float = Field(0.5, ge=0, le=1, description="Fail at or above this longest-run share.")
     max_edit_similarity: float = Field(0.8, ge=0, le=1, description="Fail at or above this sentence similarity.")
+    max_sentence_overlap: float = Field(
+        0.7, ge=0, le=1, description="Fail at or above this share of content words found in one evidence sentence."
+    )
     min_answer_tokens: int = Field(8, ge=0, description="Shorter answers pass: too short to judge copying.")
+    min_own_words: int = Field(
+        4,
+        ge=1,
+        description="Containment, run and overlap judge only answers with this many words (CJK: characters, or "
+        "bigrams for overlap) beyond the question's words and identifiers: fewer say too little of their own.",
+    )
+
+
+MEASURES = ("similarity", "containment", "overlap", "run")
 
 
 def measure(
-    answer: str, sources: list[str], settings: Settings, tokens: Sequence[str] | None = None
+    answer: str, sources: Sequence[str], settings: Settings, tokens: Sequence[str] | None = None, question: str = ""
 ) -> dict[str, float]:
-    """The three copy measures of ``answer`` against the evidence ``sources`` (each in [0, 1])."""
+    """The four copy measures of ``answer`` against the evidence ``sources`` (each in [0, 1]; the module
+    docstring says what each is). ``question``: its words, and identifiers, do not count as copied."""
     if tokens is None:
         tokens = text_tokens(answer)
-    best = {"containment": 0.0, "lcs": 0.0, "edit": 0.0}
+    got = dict(_measures(answer, [source_profile(t) for t in sources], settings, tokens, question))
+    return {name: got.get(name, 0.0) for name in MEASURES}
+
+
+def _measures(
+    answer: str, profiles: Sequence[SourceProfile], settings: Settings, tokens: Sequence[str], question: str
+) -> Iterator[tuple[str, float]]:
+    """(name, value) of each measure, computed only as far as the caller reads (:func:`check` stops at the first
+    that fails the pair), in the order that settles most pairs soonest: an exact copy of a sentence window is a
+    set lookup, a reworded copy fails the order-free overlap, the n-gram measures and the edit similarity (the
+    dearest) come last.
+
+    Per-token flags are ``bytes`` (1 = a given token) so the loops over them run in C.
+    """
     if not tokens:
-        return best
-    n = max(1, min(settings.ngram, len(tokens)))
-    grams = ngrams(tokens, n)
-    profiles = [source_profile(text) for text in sources]
-    for prof in profiles:
-        have = prof.grams(n)
-        if have.isdisjoint(grams):  # no n-gram in common (often): no per-gram list
-            run = _longest_short_run(tokens, prof, n)
-        else:
-            hits = [g in have for g in grams]
-            best["containment"] = max(best["containment"], sum(hits) / len(grams))
-            run = _longest_run(tokens, prof, n, hits)
-        best["lcs"] = max(best["lcs"], run / len(tokens))
-    if len(profiles) == 1:  # the common case: no copies of the window lists
-        windows, canon = profiles[0].windows, profiles[0].windows_canonical
+        return
+    query = " ".join(tokens)  # canonical(answer): its tokens joined by spaces, no second tokenisation
+    exact = any(query in prof.window_set for prof in profiles)
+    if exact:
+        yield "similarity", 1.0  # a window is the answer itself: the highest similarity there is (fuzz.ratio 100)
+    identifiers = identifier_tokens(answer)
+    yield "overlap", _overlap(answer, question, tokens, identifiers, profiles, settings.min_own_words)
+    given = frozenset(tokens).intersection(text_tokens(question)).union(identifiers)
+    flags = bytes(map(given.__contains__, tokens))
+    n_own = len(flags) - flags.count(1)
+    if n_own >= settings.min_own_words:
+        n = max(1, min(settings.ngram, len(tokens)))
+        grams = ngrams(tokens, n)
+        hits = [bytes(map(prof.grams(n).__contains__, grams)) for prof in profiles]
+        pooled = hits[0] if len(hits) == 1 else bytes(map(max, *hits))
+        # An n-gram made only of given tokens does not count (1 = all given); a shorter answer is one n-gram.
+        all_given = bytes(map(min, *(flags[i:] for i in range(n)))) if len(flags) >= n else bytes([min(flags)])
+        n_counted = len(all_given) - all_given.count(1)
+        found = sum(map(operator.gt, pooled, all_given))
+        yield "containment", found / n_counted if n_counted else 0.0
+        prefix = list(accumulate(flags.translate(_FLIP), initial=0))
+        run = 0
+        for prof, chunk_hits in zip(profiles, hits, strict=True):
+            if 1 in chunk_hits:
+                run = max(run, _longest_run(tokens, prof, n, chunk_hits, prefix))
+            else:  # no n-gram in common: a shorter common run at most
+                run = max(run, _short_run(tokens, prof, n, prefix))
+        yield "run", run / n_own
     else:
-        windows = tuple(w for prof in profiles for w in prof.windows)
-        canon = tuple(w for prof in profiles for w in prof.windows_canonical)
-    # canonical(answer) is its tokens joined by spaces: no second tokenisation.
-    query = " ".join(tokens)
-    if any(query in prof.window_set for prof in profiles):
-        best["edit"] = 1.0  # a window is the answer itself: the highest similarity there is (fuzz.ratio 100)
-    else:
-        best["edit"], _ = best_edit_match(query, windows, canon, query_is_canonical=True)
-    return best
+        yield "containment", 0.0
+        yield "run", 0.0
+    if not exact:
+        yield "similarity", _similarity(query, profiles)
 
 
-def _longest_run(a: Sequence[str], prof: SourceProfile, n: int, hits: list[bool]) -> int:
-    """:func:`longest_common_run` of ``a`` and the source, when some n-gram of ``a`` is in the source.
+#: bytes.translate table swapping 0 and 1 (given flags -> own flags).
+_FLIP = bytes([1, 0, *range(2, 256)])
 
-    The answer is then at least n, and a common run of L >= n tokens starting at token s makes the n-grams
-    s .. s+L-n all hits: so only starts inside a stretch of consecutive hits are tried, and a start s in the
-    stretch ending at n-gram e can give at most e - s + n tokens (stop once that cannot beat the best).
+
+def _longest_run(a: Sequence[str], prof: SourceProfile, n: int, hits: bytes, prefix: Sequence[int]) -> int:
+    """The most own tokens in one stretch of ``a`` copied from the source, when some n-gram of ``a`` is in it
+    (``hits[i]``: n-gram i is in the source).
+
+    A common stretch of L >= n tokens starting at token s makes the n-grams s .. s+L-n all hits: so only starts
+    inside a run of consecutive hits are tried, and a start s in the run ending at n-gram e covers at most
+    e - s + n tokens, of which at most that many are own (stop once that cannot beat the best).
     """
     b, positions = prof.tokens, prof.positions
     la, lb, g = len(a), len(b), len(hits)
@@ -92,47 +155,115 @@ def _longest_run(a: Sequence[str], prof: SourceProfile, n: int, hits: list[bool]
                 break
             for j in positions.get(a[s], ()):
                 if s and j and a[s - 1] == b[j - 1]:
-                    continue  # not a maximal start: measured from s - 1 (also in this stretch)
+                    continue  # not a maximal start: measured from s - 1 (also in this run)
                 k = 1
                 while s + k < la and j + k < lb and a[s + k] == b[j + k]:
                     k += 1
-                if k > best:
-                    best = k
+                best = max(best, prefix[s + k] - prefix[s])
         i = e + 1
     return best
 
 
-def _longest_short_run(a: Sequence[str], prof: SourceProfile, n: int) -> int:
-    """:func:`longest_common_run` when no n-gram of ``a`` is in the source: the largest m < n such that an
-    m-gram of ``a`` is (0 when not even a token is shared)."""
+def _short_run(a: Sequence[str], prof: SourceProfile, n: int, prefix: Sequence[int]) -> int:
+    """:func:`_longest_run` when no n-gram of ``a`` is in the source: the most own tokens in an m-gram (m < n)
+    of ``a`` that is."""
+    best = 0
     for m in range(n - 1, 0, -1):
         have = prof.grams(m)
-        if any(g in have for g in ngrams(a, m)):
-            return m
-    return 0
+        for s, g in enumerate(ngrams(a, m)):
+            if g in have:
+                best = max(best, prefix[s + m] - prefix[s])
+        if best:
+            return best
+    return best
+
+
+def _similarity(query: str, profiles: Sequence[SourceProfile]) -> float:
+    """Best edit similarity of the canonical answer to a window of one to three sentences of one chunk."""
+    if len(profiles) == 1:  # the common case: no copies of the window lists
+        windows, canon = profiles[0].windows, profiles[0].windows_canonical
+    else:
+        windows = tuple(w for prof in profiles for w in prof.windows)
+        canon = tuple(w for prof in profiles for w in prof.windows_canonical)
+    score, _ = best_edit_match(query, windows, canon, query_is_canonical=True)
+    return score
+
+
+def _overlap(
+    answer: str,
+    question: str,
+    tokens: Sequence[str],
+    identifiers: frozenset[str],
+    profiles: Sequence[SourceProfile],
+    min_units: int,
+) -> float:
+    """Per answer sentence, the share of its own content units (not the question's, not identifiers) in the best
+    evidence window (one sentence or two adjacent, of any chunk), weighted by the sentence's units; 0 when the
+    answer has fewer than ``min_units``.
+
+    ASCII text's units are its tokens minus function words, so for ASCII text the token sets already at hand
+    are used: set operations in C instead of a second pass over the text.
+    """
+    q_units = frozenset(text_tokens(question)) if question.isascii() else content_units(question)
+    given = q_units | identifiers
+    pieces = sentence_pieces(answer)
+    if len(pieces) == 1 and answer.isascii():  # one ASCII sentence: its units are its tokens minus function words
+        units = [frozenset(tokens).difference(STOPWORDS, given)]
+    else:
+        units = [content_units(piece) - given for piece in pieces]
+    total = sum(len(u) for u in units)
+    if total < min_units:
+        return 0.0
+    covered = 0
+    for sent in units:
+        most = 0
+        for prof in profiles:
+            present = sent & prof.all_units
+            if len(present) > most:  # else no window of this chunk can beat the best
+                # Windows holding each present unit, back to back; the most frequent window is the best. list.count
+                # over the few distinct windows beats a Counter (whose constructor alone costs more here).
+                windows = list(chain.from_iterable(map(prof.unit_index.__getitem__, present)))
+                most = max(most, *map(windows.count, set(windows)))
+        covered += most
+    return covered / total
 
 
 def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:
+    """Fail at the first measure at or over its threshold (the reason names it, the score is its value); a
+    pass reports every measure, its score the highest."""
     sources = evidence_texts(pair, chunks)
     if not sources:
-        return result(True, None, "no evidence to compare with")
+        return verdict(settings, True, None, "no evidence to compare with")
     tokens = text_tokens(pair.answer)  # the memoised tuple, not a copy
     if len(tokens) < settings.min_answer_tokens:
-        return result(True, 0.0, f"answer has {len(tokens)} tokens (< {settings.min_answer_tokens}); not judged")
-    m = measure(pair.answer, sources, settings, tokens)
-    over = []
-    if m["containment"] >= settings.max_containment:
-        over.append(f"{m['containment']:.0%} of answer {settings.ngram}-grams are in the evidence")
-    if m["lcs"] >= settings.max_lcs_ratio:
-        over.append(f"a copied run covers {m['lcs']:.0%} of the answer")
-    if m["edit"] >= settings.max_edit_similarity:
-        over.append(f"answer is {m['edit']:.0%} similar to an evidence sentence")
-    score = max(m.values())
-    if over:
-        return result(False, score, "answer copies the evidence: " + "; ".join(over))
-    return result(
-        True, score, f"containment {m['containment']:.2f}, longest run {m['lcs']:.2f}, similarity {m['edit']:.2f}"
-    )
+        why = f"answer has {len(tokens)} tokens (< {settings.min_answer_tokens}); not judged"
+        return verdict(settings, True, 0.0, why)
+    seen: dict[str, float] = {}
+    for name, value in _measures(pair.answer, [source_profile(t) for t in sources], settings, tokens, pair.question):
+        if value >= getattr(settings, _LIMIT[name]):
+            return verdict(settings, False, value, "answer copies the evidence: " + _why(name, value, settings))
+        seen[name] = value
+    summary = ", ".join(f"{k} {seen.get(k, 0.0):.2f}" for k in MEASURES)
+    return verdict(settings, True, max(seen.values(), default=0.0), summary)
+
+
+#: The setting holding each measure's threshold.
+_LIMIT = {
+    "similarity": "max_edit_similarity",
+    "containment": "max_containment",
+    "overlap": "max_sentence_overlap",
+    "run": "max_lcs_ratio",
+}
+
+
+def _why(name: str, value: float, settings: Settings) -> str:
+    if name == "containment":
+        return f"{value:.0%} of answer {settings.ngram}-grams are in the evidence"
+    if name == "run":
+        return f"a copied run covers {value:.0%} of the answer"
+    if name == "similarity":
+        return f"answer is {value:.0%} similar to an evidence sentence"
+    return f"{value:.0%} of its content words sit in one evidence sentence, in any order"
 
 
 SPEC = CheckSpec(
@@ -140,7 +271,8 @@ SPEC = CheckSpec(
     settings_model=Settings,
     kind="pair",
     summary="answer does not copy its evidence chunk(s)",
-    reads=("answer", "evidence"),
+    reads=("question", "answer", "evidence"),
     uses_chunks=True,
-    func=check,  # type: ignore[arg-type]
+    func=check,
+    version=2,
 )

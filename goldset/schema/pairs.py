@@ -91,6 +91,21 @@ class CheckResult(_Part):
     input_hash: str = Field("", description="Hash of the pair fields the check read.")
     duplicate_of: str | None = Field(None, description="For duplicate checks: the id of the pair kept.")
     checked_at: datetime = Field(default_factory=utcnow)
+    severity: Literal["reject", "flag"] = Field(
+        "reject",
+        description="What a failure does: 'reject' rejects the pair; 'flag' lets it pass but marks it for review "
+        "(heuristics that cannot be precise enough to reject on their own). Files written before flags: 'reject'.",
+    )
+
+    @property
+    def flagged(self) -> bool:
+        """Failed, but only as a flag: the pair may still pass, and review should look at it first."""
+        return not self.passed and self.severity == "flag"
+
+    @property
+    def rejects(self) -> bool:
+        """Failed with severity 'reject': the pair cannot pass while this verdict stands."""
+        return not self.passed and self.severity == "reject"
 
 
 class ReviewDecision(_Part):
@@ -134,6 +149,12 @@ class QAPair(Record):
     @property
     def chunk_ids(self) -> list[str]:
         return sorted({e.chunk_id for e in self.evidence})
+
+    @property
+    def flags(self) -> dict[str, str]:
+        """Check name -> reason of every verdict that failed as a flag (sorted by name): what review should look
+        at first. A flagged pair still passes; these raise its review priority."""
+        return {name: res.reason for name, res in sorted(self.checks.items()) if res.flagged}
 
     @property
     def doc_ids(self) -> list[str]:

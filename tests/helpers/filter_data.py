@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +30,19 @@ def chunk(cid: str, text: str, doc_id: str | None = None) -> Chunk:
     )
 
 
+@cache
+def _raw_chunks() -> dict[str, str]:
+    return json.loads((FIXTURES / "chunks.json").read_text(encoding="utf-8"))
+
+
 def fixture_chunks() -> dict[str, Chunk]:
-    raw = json.loads((FIXTURES / "chunks.json").read_text(encoding="utf-8"))
-    return {cid: chunk(cid, text) for cid, text in raw.items()}
+    return {cid: chunk(cid, text) for cid, text in _raw_chunks().items()}
+
+
+def fixture_quote(cid: str) -> str:
+    """A real quote of a fixture chunk (its first eight words), or a stand-in for a chunk that is not one."""
+    text = _raw_chunks().get(cid)
+    return " ".join(text.split()[:8]) if text else "request body"
 
 
 def pair(
@@ -41,11 +52,12 @@ def pair(
     *,
     qtype: str = "factual",
     chunks: tuple[str, ...] = ("en-body-1",),
-    quote: str = "request body",
+    quote: str | None = None,
     **extra: Any,
 ) -> QAPair:
+    """A pair citing fixture ``chunks`` with a real quote of each (``quote``: the same quote for every chunk)."""
     evidence = [] if qtype == "unanswerable" else [
-        Evidence(chunk_id=c, doc_id=f"{c.rsplit('-', 1)[0]}.md", quote=quote) for c in chunks
+        Evidence(chunk_id=c, doc_id=f"{c.rsplit('-', 1)[0]}.md", quote=quote or fixture_quote(c)) for c in chunks
     ]  # fmt: skip
     return QAPair(
         id=pid,

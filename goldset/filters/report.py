@@ -1,0 +1,107 @@
+"""What ``run_filters`` returns: :class:`FilterReport`, the counts and examples the CLI prints."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from goldset.schema import PairStatus, QAPair
+
+
+@dataclass
+class CheckCounts:
+    """One check's verdicts over the live pairs after the run. ``severity``: what its failures do (``reject``:
+    the pair is rejected; ``flag``: it may still pass, marked for review)."""
+
+    passed: int = 0
+    failed: int = 0
+    reused: int = 0  # verdicts kept from an earlier run (unchanged input and settings)
+    severity: str = "reject"
+
+
+@dataclass
+class FailureExample:
+    """A pair that failed a check, to show what the failure looks like."""
+
+    pair_id: str
+    question: str
+    reason: str
+
+
+@dataclass
+class FilterReport:
+    """What one run did and found.
+
+    ``n_pairs``: pairs in the candidates file; ``n_judged``: those whose status the filters decide (candidate,
+    passed, rejected). ``checks``: the checks this run ran, in order; ``per_check``: their verdict counts over the
+    live (non-retired) pairs, and ``failures_by_type`` the failures per question type; ``status_counts`` /
+    ``status_by_type``: pair statuses after the run. ``examples``: up to ``filter.examples`` failures per check.
+    ``computed`` / ``reused``: verdicts made this run / kept from an earlier one. ``skipped_checks``: check name ->
+    why it did not run (``--no-llm``, no endpoint). ``duplicate_groups``: pairs kept with near-duplicates of
+    theirs rejected. ``judge_errors``: failed judge or embedding calls (those pairs stay unjudged: re-run).
+    ``repaired`` / ``repair_failed``: pair ids whose answer was rewritten / why a rewrite was not kept.
+    ``flagged``: check name -> live pairs this run's check flagged (failed with severity ``flag``: such a pair can
+    still pass).
+    ``written``: whether the candidates file changed. ``llm`` / ``embedding``: call statistics of the judge and of
+    the embeddings (calls, cache hits, tokens, cost), None when unused.
+    """
+
+    n_pairs: int = 0
+    n_judged: int = 0
+    checks: list[str] = field(default_factory=list)
+    per_check: dict[str, CheckCounts] = field(default_factory=dict)
+    failures_by_type: dict[str, dict[str, int]] = field(default_factory=dict)
+    status_by_type: dict[str, dict[str, int]] = field(default_factory=dict)
+    status_counts: dict[str, int] = field(default_factory=dict)
+    examples: dict[str, list[FailureExample]] = field(default_factory=dict)
+    computed: int = 0
+    reused: int = 0
+    skipped_checks: dict[str, str] = field(default_factory=dict)
+    duplicate_groups: int = 0
+    judge_errors: list[str] = field(default_factory=list)
+    repaired: list[str] = field(default_factory=list)
+    repair_failed: dict[str, str] = field(default_factory=dict)
+    flagged: dict[str, int] = field(default_factory=dict)
+    written: bool = False
+    llm: dict[str, Any] | None = None
+    embedding: dict[str, Any] | None = None
+
+    def reuse(self, name: str) -> None:
+        """Count one verdict of ``name`` kept from an earlier run."""
+        self.reused += 1
+        self.per_check[name].reused += 1
+
+
+def count_verdicts(
+    report: FilterReport, pairs: list[QAPair], names: list[str], examples: int, severities: Mapping[str, str]
+) -> None:
+    """Fill the report's status counts, per-check counts (with each check's severity), failures per type, flags
+    and examples from the final pairs."""
+    live = [p for p in pairs if p.status != PairStatus.retired]
+    report.status_counts = dict(sorted(Counter(p.status.value for p in pairs).items()))
+    by_type: dict[str, Counter[str]] = {}
+    for p in live:
+        by_type.setdefault(p.question_type.value, Counter())[p.status.value] += 1
+    report.status_by_type = {t: dict(sorted(c.items())) for t, c in sorted(by_type.items())}
+    for name in names:
+        counts = report.per_check.setdefault(name, CheckCounts())
+        counts.severity = severities.get(name, "reject")
+        shown: list[FailureExample] = []
+        for p in live:
+            res = p.checks.get(name)
+            if res is None:
+                continue
+            if res.passed:
+                counts.passed += 1
+            else:
+                counts.failed += 1
+                if res.flagged:
+                    report.flagged[name] = report.flagged.get(name, 0) + 1
+                t = report.failures_by_type.setdefault(name, {})
+                t[p.question_type.value] = t.get(p.question_type.value, 0) + 1
+                if len(shown) < examples:
+                    shown.append(FailureExample(p.id, p.question, res.reason))
+        if shown:
+            report.examples[name] = shown

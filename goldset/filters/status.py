@@ -1,0 +1,58 @@
+"""A pair's status from its verdicts: which verdicts count, what a flag does, and which earlier verdicts stand.
+
+* A verdict that fails with severity ``reject`` rejects the pair; one that fails with severity ``flag`` does not
+  (the pair passes, and :attr:`goldset.schema.QAPair.flags` lists it for review).
+* Generation's own verdict (``checks["generation"]``: quote not found in its chunk, wrong language …) stays in
+  force as long as the pair's text is the text generation judged. No later stage clears it; a repair or an
+  expert edit that changes the text does (generation's findings were about the old text).
+* A pair passes only when every counted check has a verdict on it; otherwise it stays a candidate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+
+from goldset.filters.base import Severity
+from goldset.hashing import hash_obj
+from goldset.schema import PairStatus, QAPair
+
+#: The name of generation's own verdict (``goldset.generation.validation.CHECK_NAME``; the tests hold them equal).
+GENERATION = "generation"
+
+__all__ = ["GENERATION", "generation_input_hash", "generation_rejects", "pair_status", "restamp_severity"]
+
+
+def generation_input_hash(pair: QAPair) -> str:
+    """The ``input_hash`` generation gives its verdict (question, answer, type and evidence, as generated): equal
+    as long as none of them changed since (tested against :func:`goldset.generation.validation.validate_reply`)."""
+    return hash_obj([pair.question, pair.answer, pair.question_type.value, [e.model_dump() for e in pair.evidence]])
+
+
+def generation_rejects(pair: QAPair) -> bool:
+    """Generation rejected this very text (its verdict failed and the pair has not changed since)."""
+    gen = pair.checks.get(GENERATION)
+    return gen is not None and not gen.passed and gen.input_hash == generation_input_hash(pair)
+
+
+def rejecting(pair: QAPair, names: Collection[str]) -> list[str]:
+    """The checks among ``names`` whose verdict rejects the pair (failed with severity ``reject``), in order."""
+    return [n for n in names if n in pair.checks and pair.checks[n].rejects]
+
+
+def pair_status(pair: QAPair, names: Collection[str]) -> PairStatus:
+    """rejected / passed / candidate from the verdicts of ``names`` and generation's verdict (module docstring)."""
+    if generation_rejects(pair) or rejecting(pair, names):
+        return PairStatus.rejected
+    if all(n in pair.checks for n in names):
+        return PairStatus.passed
+    return PairStatus.candidate
+
+
+def restamp_severity(pair: QAPair, severities: Mapping[str, Severity]) -> QAPair:
+    """``pair`` with each verdict of a check in ``severities`` carrying that check's configured severity (changing
+    a severity in goldset.yaml re-labels the verdicts; it does not recompute them)."""
+    stale = {n: r for n, r in pair.checks.items() if n in severities and r.severity != severities[n]}
+    if not stale:
+        return pair
+    fixed = {n: r.model_copy(update={"severity": severities[n]}) for n, r in stale.items()}
+    return pair.model_copy(update={"checks": {**pair.checks, **fixed}})
