@@ -288,13 +288,14 @@ def test_the_language_check_reads_prose_not_code() -> None:
     )
     outcome = validate_reply(_reply(code_heavy), plan, PROV)
     assert outcome.pairs[0].status is PairStatus.candidate, outcome.pairs[0].checks[CHECK_NAME].reason
-    ja = make_chunk("j1", "パスパラメータはPythonのフォーマット文字列と同じ構文で宣言します。", "ja.md", language="ja")
+    ja_text = "パスパラメータはPythonのフォーマット文字列と同じ構文で宣言します。"
+    ja = make_chunk("j1", ja_text, "ja.md", language="ja")
     japanese_plan = plan_for(ja, (QuestionType.factual,), language="ja")
     chinese_answer = GeneratedPair(
         question="路径参数如何声明？",
         answer="与 Python 格式字符串的语法相同。",
         question_type="factual",
-        evidence=[GeneratedEvidence(chunk_id="j1", quote="パスパラメータはPythonのフォーマット文字列と同じ構文で宣言します。")],
+        evidence=[GeneratedEvidence(chunk_id="j1", quote=ja_text)],
     )
     rejected = validate_reply(_reply(chinese_answer), japanese_plan, PROV).pairs[0]
     assert rejected.status is PairStatus.rejected and "asked for ja" in rejected.checks[CHECK_NAME].reason
