@@ -106,15 +106,26 @@ def evidence_texts(pair: QAPair, chunks: ChunkMap) -> list[str]:
     return texts
 
 
-def result(passed: bool, score: float | None, reason: str, **extra: object) -> CheckResult:
+def result(
+    passed: bool,
+    score: float | None,
+    reason: str,
+    *,
+    severity: Severity = "reject",
+    duplicate_of: str | None = None,
+) -> CheckResult:
     """A CheckResult with the score rounded (files diff cleanly; 4 digits is plenty for a threshold test)."""
-    extra.setdefault("checked_at", _now_to_the_second())
-    return CheckResult(passed=passed, score=None if score is None else round(score, 4), reason=reason, **extra)
+    return CheckResult(
+        passed=passed, score=None if score is None else round(score, 4), reason=reason, severity=severity,
+        duplicate_of=duplicate_of, checked_at=_now_to_the_second(),
+    )  # fmt: skip
 
 
-def verdict(settings: CheckSettings, passed: bool, score: float | None, reason: str, **extra: object) -> CheckResult:
+def verdict(
+    settings: CheckSettings, passed: bool, score: float | None, reason: str, *, duplicate_of: str | None = None
+) -> CheckResult:
     """:func:`result` carrying the check's severity, so a check used on its own says what its failure does."""
-    return result(passed, score, reason, severity=settings.severity, **extra)
+    return result(passed, score, reason, severity=settings.severity, duplicate_of=duplicate_of)
 
 
 _stamp: tuple[int, datetime] = (-1, datetime.fromtimestamp(0, UTC))

@@ -9,6 +9,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
+from typing import TypeVar
 
 from pydantic import BaseModel
 
@@ -150,9 +151,10 @@ def validate_reply(reply: GeneratedPairs, plan: CallPlan, provenance: Provenance
 
 
 _IMMUTABLE = (str, int, float, bool, type(None), datetime, Enum)
+R = TypeVar("R", bound=BaseModel)
 
 
-def _own_copy(record: BaseModel) -> BaseModel:
+def _own_copy(record: R) -> R:
     """``record.model_copy(deep=True)`` for a flat record such as :class:`Provenance`: a shallow copy whose
     mutable fields (the chunk_hashes dict, the revisions list) are deep-copied, the strings and datetimes shared.
     The generic deep copy walks every field and was a third of :func:`validate_reply`'s time."""
