@@ -110,3 +110,19 @@ def test_option_mistakes_name_the_options(tmp_path: Path, no_llm_env: None) -> N
         assert result.exit_code == 2 and needle in result.output, result.output
         assert "repair=True" not in result.output and "checks=" not in result.output
     assert ws.pairs_path.read_bytes() == before
+
+
+def test_an_experts_rejection_stands_when_the_checks_pass(tmp_path: Path, no_llm_env: None) -> None:
+    from goldset.schema import Review
+
+    ws = make_workspace(tmp_path / "ws", _pairs())
+    pairs = read_jsonl(ws.pairs_path, QAPair)
+    para = next(p for p in pairs if p.id == "qa-para")
+    rejected = para.model_copy(update={"status": PairStatus.rejected, "review": Review(outcome="rejected")})
+    ws.pairs_path.write_text(
+        "".join((rejected if p.id == "qa-para" else p).model_dump_json() + "\n" for p in pairs), encoding="utf-8"
+    )
+    assert runner.invoke(app, ["filter", "-w", str(ws.root)]).exit_code == 0
+    after = {p.id: p for p in read_jsonl(ws.pairs_path, QAPair)}
+    assert after["qa-para"].status is PairStatus.rejected, "review owns an expert's decision"
+    assert "verbatim" in after["qa-para"].checks, "the checks are still recorded"

@@ -25,9 +25,9 @@ from goldset.filters.report import CheckCounts, FilterReport, count_verdicts
 from goldset.filters.run_state import FilterRun
 from goldset.filters.settings import FilterSettings
 from goldset.filters.stage_duplicates import run_duplicates, semantic_edges
-from goldset.filters.stage_llm import JUDGED, LLMPlan, groundedness_input, run_llm
+from goldset.filters.stage_llm import LLMPlan, groundedness_input, run_llm
 from goldset.filters.stage_pair_checks import run_pair_checks
-from goldset.filters.status import pair_status, restamp_severity
+from goldset.filters.status import owned_by_filters, pair_status, restamp_severity
 from goldset.progress import ProgressCallback
 from goldset.schema import PairStatus, QAPair
 
@@ -128,7 +128,7 @@ def run_filters(
     report.per_check = {name: CheckCounts() for name in names}
     original = {p.id: p for p in pairs}
     live = [p for p in pairs if p.status != PairStatus.retired]
-    report.n_judged = sum(1 for p in live if p.status in JUDGED)
+    report.n_judged = sum(1 for p in live if owned_by_filters(p))
     run = FilterRun(ws=ws, settings=settings, names=names, chunks=chunks, report=report, progress=progress)
 
     # 4. Pair checks (pure, fast).
@@ -164,7 +164,7 @@ def run_filters(
     final: list[QAPair] = []
     for p in pairs:
         p = by_id[p.id]
-        if p.status in JUDGED:
+        if owned_by_filters(p):
             names_p = set(status_names)
             old = p.checks.get(groundedness.NAME)
             if keep_judged and old is not None and old.input_hash == groundedness_input(p, chunks, run.kb_hash):

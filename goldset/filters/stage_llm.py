@@ -18,15 +18,14 @@ from goldset.filters.incremental import current, input_hash, settings_hash, with
 from goldset.filters.report import CheckCounts, FilterReport
 from goldset.filters.run_state import FilterRun
 from goldset.filters.stage_pair_checks import run_pair_checks
-from goldset.filters.status import generation_rejects, rejecting
-from goldset.schema import CheckResult, Chunk, PairStatus, QAPair
+from goldset.filters.status import generation_rejects, owned_by_filters, rejecting
+from goldset.schema import CheckResult, Chunk, QAPair
 
 if TYPE_CHECKING:
     from goldset.llm import Endpoint, LLMClient
     from goldset.prompts import Prompt
 
 #: Statuses whose pass/reject the filters decide; review owns the others.
-JUDGED = frozenset({PairStatus.candidate, PairStatus.passed, PairStatus.rejected})
 
 
 @dataclass
@@ -108,7 +107,7 @@ class _LLMStage:
         """Judge every pair whose verdict is missing or was made on other text, settings, model or prompt."""
         todo: list[int] = []
         for idx, p in enumerate(live):
-            if p.status not in JUDGED:
+            if not owned_by_filters(p):
                 continue
             if current(p, groundedness.NAME, self.g_hash, self.g_input(p)) is not None:
                 self.run.report.reuse(groundedness.NAME)
@@ -130,7 +129,7 @@ class _LLMStage:
         names, report = self.run.names, self.run.report
         targets = [
             idx for idx, p in enumerate(live)
-            if p.status in JUDGED and rejecting(p, names) == ["verbatim"] and not generation_rejects(p)
+            if owned_by_filters(p) and rejecting(p, names) == ["verbatim"] and not generation_rejects(p)
         ]  # fmt: skip
         if not targets:
             return

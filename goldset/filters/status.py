@@ -6,6 +6,9 @@
   force as long as the pair's text is the text generation judged. No later stage clears it; a repair or an
   expert edit that changes the text does (generation's findings were about the old text).
 * A pair passes only when every counted check has a verdict on it; otherwise it stays a candidate.
+* The filters own the status of candidate, passed and rejected pairs that no expert has decided
+  (:func:`owned_by_filters`); an expert's decision (``review.outcome``) and the statuses review and refresh set
+  (accepted, stale, retired) are never changed here, though the checks are still recorded on those pairs.
 """
 
 from __future__ import annotations
@@ -19,7 +22,24 @@ from goldset.schema import PairStatus, QAPair
 #: The name of generation's own verdict (``goldset.generation.validation.CHECK_NAME``; the tests hold them equal).
 GENERATION = "generation"
 
-__all__ = ["GENERATION", "generation_input_hash", "generation_rejects", "pair_status", "restamp_severity"]
+#: The statuses the filters decide (see :func:`owned_by_filters`).
+JUDGED = frozenset({PairStatus.candidate, PairStatus.passed, PairStatus.rejected})
+
+__all__ = [
+    "GENERATION",
+    "JUDGED",
+    "generation_input_hash",
+    "generation_rejects",
+    "owned_by_filters",
+    "pair_status",
+    "restamp_severity",
+]
+
+
+def owned_by_filters(pair: QAPair) -> bool:
+    """The filters decide this pair's status: it is a candidate, passed or rejected, and no expert decided it (an
+    expert's rejection must not become "passed" because the checks pass, nor an acceptance be undone)."""
+    return pair.status in JUDGED and pair.review.outcome is None
 
 
 def generation_input_hash(pair: QAPair) -> str:
