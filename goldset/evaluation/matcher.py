@@ -9,12 +9,17 @@ relevant when it matches one of them. Modes (``eval.matcher``):
     (:func:`goldset.text.tokenize`: NFKC, case-folded, punctuation and whitespace ignored, one token per CJK
     character), so line breaks, Markdown emphasis or full-width punctuation do not matter. A context matches a
     quote when it holds the whole quote, or, for a quote of at least ``text_match_min_tokens`` tokens cut by a
-    chunk boundary, when it holds the quote's first or last ``need`` tokens, or lies wholly inside the quote and
-    spans ``need`` tokens, where ``need = max(ceil(text_match_min × quote tokens), text_match_min_tokens)``.
-    With the default ``text_match_min`` 0.5 a quote cut in two always counts for the context holding the
-    larger piece; the token floor keeps a few common words from matching. Short quotes (fewer tokens than the
-    floor) must appear whole, on token boundaries ("3.8" does not match "3.80"); in a long one the first and
-    last token may be parts of words, so a quote or a context cut in the middle of a word still matches.
+    chunk boundary, when it holds a first or last part of the quote with ``text_match_min`` of its *letters*
+    (the characters of its tokens) spanning at least ``text_match_min_tokens`` tokens, or lies wholly inside the
+    quote with as many letters and tokens. Letters, not tokens: a chunk boundary cuts words, and a cut word's
+    letters count for the side holding them, so with the default 0.5 a quote cut in two counts for the context
+    holding the larger piece (in tokens, a quote of 19 cut inside its 10th word left 9 whole tokens on either side
+    and counted for neither); and a Chinese character does not weigh as much as ``OAuth2PasswordRequestForm``.
+    The token floor keeps a few common words from matching. Short quotes (fewer tokens than the floor) must
+    appear whole, on token boundaries ("3.8" does not match "3.80"); in a long one the first and last token may
+    be parts of words, so a quote or a context cut in the middle of a word still matches. Where a matching part
+    ends inside one of the quote's words, the context's word there must be that word or its start (the context
+    was cut there): half a quote ending "...imag" of "image01" is not held by a context reading "image02".
 ``chunk_id`` / ``doc_id``
     The units are the distinct evidence chunk (document) ids; a context matches when it carries that id.
     For systems that index goldset's own chunks (chunk_id) or only want the right document (doc_id).
@@ -25,21 +30,23 @@ relevant when it matches one of them. Modes (``eval.matcher``):
 
 How matches become per-rank relevance (each unit counts once, at the first rank that finds it; each context
 counts once at its rank) is defined in :mod:`goldset.evaluation.metrics.retrieval`. Context recall also counts a
-quote as covered when pieces of it in several contexts together hold ``need`` of its tokens.
+quote as covered when pieces of it in several contexts together hold ``text_match_min`` of its letters.
 
 Performance: before tokenising a context, a cheap necessary check runs on its case-folded text (the quote's
 longest tokens must occur in it), so most non-matching contexts are never tokenised; tokenised contexts are cached
 by text (real systems retrieve from a fixed index, so the same chunk texts recur). A (context, quote) comparison is
-then at most five substring searches in C, never a token-by-token alignment. A context more than twice as long as
+then a few substring searches in C, never a token-by-token alignment. A context more than twice as long as
 the quote (in characters, + 32) is never taken to lie *inside* it.
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import TYPE_CHECKING, Literal
 
 from goldset.evaluation.metrics.retrieval import RankedRelevance
@@ -72,15 +79,17 @@ class EvidenceUnit:
     doc_ids: frozenset[str]
     tokens: tuple[str, ...] = ()
     pattern: str = ""  # canonical quote: padded (short quotes, whole tokens) or bare (long quotes); "" for id units
-    need: int = 0  # tokens a partial match must hold (0 = whole quote only)
-    head: str = ""  # bare canonical first `need` tokens
-    tail: str = ""  # bare canonical last `need` tokens
+    need: int = 0  # letters (non-space characters of `pattern`) a partial match must hold (0 = whole quote only)
+    head: str = ""  # bare canonical prefix holding `need` letters and at least `min_tokens` tokens
+    tail: str = ""  # the same at the end
     head_min: str = ""  # bare canonical first `min_tokens` tokens: the smallest piece counted
     tail_min: str = ""
+    head_rest: str | None = None  # rest of the quote's token the head ends in ("" = a whole token; None = quote end)
+    tail_lead: str | None = None  # start of the quote's token the tail begins in ("" = whole; None = quote start)
     head_anchors: tuple[str, ...] = ()  # tokens any context holding the head (or whole quote) must contain
     tail_anchors: tuple[str, ...] = ()
     max_inside_chars: int = 0  # a longer context text cannot lie inside the quote
-    blocks: tuple[tuple[str, ...], ...] | None = None  # a context inside the quote holds one (None: no check)
+    block: int = 0  # a context inside the quote holds one of its blocks of this many tokens (0: no check)
 
     @property
     def n_tokens(self) -> int:
@@ -100,12 +109,47 @@ def _anchors(tokens: Sequence[str]) -> tuple[str, ...]:
     return tuple(sorted(set(tokens), key=len, reverse=True))
 
 
-def _blocks(tokens: Sequence[str], size: int) -> tuple[tuple[str, ...], ...] | None:
-    """Consecutive blocks of ``size`` tokens. A context inside the quote spans >= min_tokens = 2 × size + 2 of its
-    tokens; all but its two edge tokens (which may be parts of words) are whole, so it holds one whole block."""
+def _goes_on(c: str, piece: str, rest: str | None) -> bool:
+    """Whether canonical context ``c`` holds ``piece`` (a head) followed, up to the end of the context's token, by
+    a prefix of ``rest``: the context's word there is the quote's word (or the start of it, where the context was
+    cut), not another word that starts the same ("ima" ends a head cut in "image01": "image02" is another word).
+    ``rest`` None: the head is the whole quote, whose last word may be cut itself, so anything may follow."""
+    if rest is None:
+        return True
+    i = c.find(piece)
+    while i >= 0:
+        j = i + len(piece)
+        if rest.startswith(c[j : c.index(" ", j)]):
+            return True
+        i = c.find(piece, i + 1)
+    return False
+
+
+def _comes_after(c: str, piece: str, lead: str | None) -> bool:
+    """:func:`_goes_on` for a tail: what precedes it in the context's token must end ``lead``."""
+    if lead is None:
+        return True
+    i = c.find(piece)
+    while i >= 0:
+        if lead.endswith(c[c.rindex(" ", 0, i + 1) + 1 : i]):
+            return True
+        i = c.find(piece, i + 1)
+    return False
+
+
+def _letters(canon: str, n_tokens: int) -> int:
+    """Letters (non-space characters) of a space-padded canonical text of ``n_tokens`` tokens."""
+    return len(canon) - n_tokens - 1 if canon else 0
+
+
+def _holds_a_block(folded: str, tokens: tuple[str, ...], size: int) -> bool:
+    """Whether ``folded`` holds each token of one of the quote's consecutive blocks of ``size`` tokens. A context
+    inside the quote spans >= min_tokens = 2 × size + 2 of its tokens; all but its two edge tokens (which may be
+    parts of words) are whole, so it holds one whole block. (Blocks are sliced here, when a context is short enough
+    to lie inside the quote, not built for every quote: most never meet one.)"""
     if size < 1:
-        return None
-    return tuple(tuple(tokens[i : i + size]) for i in range(0, len(tokens) - size + 1, size))
+        return True
+    return any(all(map(folded.__contains__, tokens[i : i + size])) for i in range(0, len(tokens) - size + 1, size))
 
 
 class _View:
@@ -175,14 +219,26 @@ class Matcher:
                 continue
             n = len(tokens)
             if n >= self.min_tokens:
-                need = min(n, max(math.ceil(self.min_share * n - 1e-9), self.min_tokens))
                 m = self.min_tokens
+                pattern = key  # tokens joined by single spaces: token j starts at cum[j - 1] + j
+                size = len(pattern)
+                cum = list(accumulate(map(len, tokens)))  # letters up to and including each token
+                letters = cum[-1]
+                need = math.ceil(self.min_share * letters - 1e-9)
+                # the first m tokens end at head_min; the last m start at tail_min
+                head_min, tail_min = cum[m - 1] + m - 1, (cum[n - m - 1] + n - m if n > m else 0)
+                # the head holding `need` letters ends in token j = the first with cum[j] >= need; the tail holding
+                # them starts in token t = the first with cum[t] > letters - need (either may cut that token)
+                head = max(need + bisect.bisect_left(cum, need), head_min)
+                tail = min(letters - need + bisect.bisect_right(cum, letters - need), tail_min)
+                end = pattern.find(" ", head)
+                head_rest = pattern[head : end if end >= 0 else size] if head < size else None
+                tail_lead = pattern[pattern.rfind(" ", 0, tail) + 1 : tail] if tail else None
                 out.append(
                     EvidenceUnit(
-                        key, chunk_ids, doc_ids, tokens, " ".join(tokens), need, " ".join(tokens[:need]),
-                        " ".join(tokens[-need:]), " ".join(tokens[:m]), " ".join(tokens[-m:]),
-                        _anchors(tokens[:m]), _anchors(tokens[-m:]), 2 * max(len(e.quote) for e in es) + 32,
-                        _blocks(tokens, (m - 2) // 2),
+                        key, chunk_ids, doc_ids, tokens, pattern, need, pattern[:head], pattern[tail:],
+                        pattern[:head_min], pattern[tail_min:], head_rest, tail_lead, _anchors(tokens[:m]),
+                        _anchors(tokens[-m:]), 2 * max(len(e.quote) for e in es) + 32, (m - 2) // 2,
                     )
                 )  # fmt: skip
             else:
@@ -225,22 +281,20 @@ class Matcher:
         if not u.need:  # short quote: whole or nothing
             return (head_ok and u.pattern in v.canon()[0]), False
         tail_ok = all(map(f.__contains__, u.tail_anchors))
-        inside_ok = len(v.text) <= u.max_inside_chars and (
-            u.blocks is None or any(all(map(f.__contains__, b)) for b in u.blocks)
-        )
+        inside_ok = len(v.text) <= u.max_inside_chars and _holds_a_block(f, u.tokens, u.block)
         if not (head_ok or tail_ok or inside_ok):
             return False, False
         c, cn = v.canon()
         if not c:
             return False, False
         pre = head_ok and u.head_min in c
-        if pre and u.head in c:  # (the whole quote holds its head too)
+        if pre and u.head in c and _goes_on(c, u.head, u.head_rest):  # (the whole quote holds its head too)
             return True, True
         suf = tail_ok and u.tail_min in c
-        if suf and u.tail in c:
+        if suf and u.tail in c and _comes_after(c, u.tail, u.tail_lead):
             return True, True
         inside = inside_ok and self.min_tokens <= cn < u.n_tokens and c[1:-1] in u.pattern
-        if inside and cn >= u.need:
+        if inside and _letters(c, cn) >= u.need:
             return True, True
         return False, pre or suf or inside
 
@@ -308,38 +362,40 @@ class Matcher:
         return RankedRelevance(tuple(rel), tuple(new_units), tuple(matched), n_units, covered)
 
     def _union_covers(self, u: EvidenceUnit, contexts: list[str]) -> bool:
-        """Whether pieces of quote ``u`` in several contexts together hold ``need`` of its tokens."""
-        n = u.n_tokens
-        spans: list[tuple[int, int]] = []
+        """Whether pieces of quote ``u`` in several contexts together hold ``need`` of its letters."""
+        p = u.pattern
+        spans: list[tuple[int, int]] = []  # character ranges of the bare canonical quote
         for c in contexts:
             if u.head_min in c:
-                spans.append((0, self._longest(u.tokens, c, prefix=True)))
+                spans.append((0, _longest(p, c, len(u.head_min), prefix=True)))
             if u.tail_min in c:
-                spans.append((n - self._longest(u.tokens, c, prefix=False), n))
+                spans.append((len(p) - _longest(p, c, len(u.tail_min), prefix=False), len(p)))
             cn = c.count(" ") - 1
-            if self.min_tokens <= cn < n:
-                idx = u.pattern.find(c[1:-1])
+            if self.min_tokens <= cn < u.n_tokens:
+                idx = p.find(c[1:-1])
                 if idx >= 0:
-                    start = u.pattern.count(" ", 0, idx)
-                    spans.append((start, start + cn))
+                    spans.append((idx, idx + len(c) - 2))
         spans.sort()
         total = 0
         end = 0
         for a, b in spans:
             a = max(a, end)
             if b > a:
-                total += b - a
+                total += b - a - p.count(" ", a, b)
                 end = b
         return total >= u.need
 
-    def _longest(self, tokens: tuple[str, ...], c: str, *, prefix: bool) -> int:
-        """Longest prefix (suffix) of ``tokens`` held by canonical context ``c``; at least ``min_tokens``."""
-        lo, hi = self.min_tokens, len(tokens)
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            piece = tokens[:mid] if prefix else tokens[-mid:]
-            if " ".join(piece) in c:
-                lo = mid
-            else:
-                hi = mid - 1
-        return lo
+
+def _longest(p: str, c: str, lo: int, *, prefix: bool) -> int:
+    """Length of the longest prefix (suffix) of ``p`` that ``c`` holds, knowing it holds the first ``lo`` characters.
+
+    Binary search: a text holding a piece holds every shorter piece at the same end.
+    """
+    hi = len(p)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if (p[:mid] if prefix else p[len(p) - mid :]) in c:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo

@@ -119,7 +119,7 @@ class EvalSettings(_Section):
         0.5,
         gt=0,
         le=1,
-        description="Share of a quote's tokens a context must hold when the quote is split across contexts.",
+        description="Share of a quote's letters a context must hold when the quote is split across contexts.",
     )
     text_match_min_tokens: int = Field(
         8, ge=1, description="A partial quote match must also span at least this many tokens (short quotes: whole)."
