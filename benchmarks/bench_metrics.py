@@ -199,12 +199,11 @@ _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u309f\u30a0-\u30ff\uac00-
 #: counts these; it never calls goldset's tokenizer or matcher.
 WORD_RE = re.compile(f"[{_CJK}]|[^\\W{_CJK}]+")
 _LATIN_WORD = re.compile(f"[^\\W{_CJK}]")
-#: What a Markdown renderer (or a crawler of the rendered site) drops: link and image targets (the link text
-#: stays), HTML tags with their attributes, attribute blocks such as ``{ #anchor }``, emphasis and code marks,
-#: heading marks.
-_MARKUP_RE = re.compile(
-    r"!?\[(?P<text>[^\]\n]*)\]\([^)\s]*\)|<[^<>\n]{1,200}>|\{ ?[#.][^{}\n]*\}|\*\*|`|^#{1,6} ", re.M
-)
+#: What a Markdown renderer (or a crawler of the rendered site) drops, in two passes: HTML tags with their
+#: attributes, attribute blocks such as ``{ #anchor }``, emphasis, code and heading marks; then link and image
+#: targets (the link text stays).
+_MARKUP_RE = re.compile(r"<[^<>\n]{1,200}>|\{ ?[#.][^{}\n]*\}|\*\*|`|^#{1,6} ", re.M)
+_LINK_RE = re.compile(r"!?\[(?P<text>[^\]\n]*)\]\([^)\s]*\)")
 MATCH_QUOTES = 10_000  # quotes drawn per language
 VARIANTS = {
     "kept": "system keeps the Markdown, quotes of whole words (as goldset's generator copies them)",
@@ -216,23 +215,25 @@ VARIANTS = {
 
 def _mapped(text: str, rendered: bool) -> tuple[str, list[int]]:
     """(the text the system indexes, the original position of each of its characters): a rendering system drops
-    what :data:`_MARKUP_RE` matches, keeping link texts."""
-    if not rendered:
-        return text, list(range(len(text)))
-    out: list[str] = []
-    pos: list[int] = []
-    last = 0
-    for m in _MARKUP_RE.finditer(text):
-        out.append(text[last : m.start()])
-        pos.extend(range(last, m.start()))
-        if m.group("text"):
-            a, b = m.span("text")
-            out.append(text[a:b])
-            pos.extend(range(a, b))
-        last = m.end()
-    out.append(text[last:])
-    pos.extend(range(last, len(text)))
-    return "".join(out), pos
+    what :data:`_MARKUP_RE` matches, then link targets (:data:`_LINK_RE`)."""
+    pos = list(range(len(text)))
+    if rendered:
+        for pattern in (_MARKUP_RE, _LINK_RE):
+            out: list[str] = []
+            kept: list[int] = []
+            last = 0
+            for m in pattern.finditer(text):
+                out.append(text[last : m.start()])
+                kept.extend(pos[last : m.start()])
+                if m.groupdict().get("text"):
+                    a, b = m.span("text")
+                    out.append(text[a:b])
+                    kept.extend(pos[a:b])
+                last = m.end()
+            out.append(text[last:])
+            kept.extend(pos[last:])
+            text, pos = "".join(out), kept
+    return text, pos
 
 
 def _draw_quote(
@@ -360,10 +361,12 @@ def matcher_accuracy(
             if span is None:
                 continue
             quote = text[span[0] : span[1]]
-            q0 = bisect.bisect_left(pos, span[0])  # the quote's range in the system's text
+            q0 = bisect.bisect_left(pos, span[0])  # the quote's range in the system's text, first to last word
             q1 = bisect.bisect_left(pos, span[1])
-            if not WORD_RE.search(system, q0, q1):
+            held = [m.span() for m in WORD_RE.finditer(system, q0, q1)]
+            if not held:
                 continue  # nothing of it survives rendering
+            q0, q1 = held[0][0], held[-1][1]
             if variant == "mid-word" and len(WORD_RE.findall(quote)) < min_words:
                 continue
             unit = matcher.units([Evidence(chunk_id="c", doc_id="d", quote=quote)])
