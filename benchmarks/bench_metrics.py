@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import os
 import platform
 import random
 import re
@@ -205,12 +206,16 @@ _LATIN_WORD = re.compile(f"[^\\W{_CJK}]")
 _MARKUP_RE = re.compile(r"<[^<>\n]{1,200}>|\{ ?[#.][^{}\n]*\}|\*\*|`|^#{1,6} ", re.M)
 _LINK_RE = re.compile(r"!?\[(?P<text>[^\]\n]*)\]\([^)\s]*\)")
 MATCH_QUOTES = 10_000  # quotes drawn per language
-VARIANTS = {
-    "kept": "system keeps the Markdown, quotes of whole words (as goldset's generator copies them)",
-    "rendered": "system indexes the rendered text (link targets, HTML tags, {#anchors}, ** and ` gone)",
-    "mid-word": "system keeps the Markdown, quotes cut at random characters (>= 8 words only: shorter ones "
-    "must match whole, on word boundaries)",
-}
+#: name: (what it measures, the system indexes rendered text, quotes of whole words, eval.text_match_rendered)
+VARIANTS: dict[str, tuple[str, bool, bool, bool]] = {
+    "kept": ("the system keeps the Markdown; quotes of whole words, as goldset's generator copies them", False, True,
+             False),
+    "rendered": ("the system indexes rendered text (link targets, HTML tags, {#anchors}, ** and ` gone)", True, True,
+                 False),
+    "rendered+option": ("the same with text_match_rendered: true", True, True, True),
+    "mid-word": ("the system keeps the Markdown; quotes cut at random characters, >= 8 words (shorter ones must "
+                 "match whole, on word boundaries)", False, False, False),
+}  # fmt: skip
 
 
 def _mapped(text: str, rendered: bool) -> tuple[str, list[int]]:
@@ -338,14 +343,16 @@ def matcher_accuracy(
     """The text matcher (default settings) against :func:`relevant`, per language, on a system's own chunking.
 
     The system cuts each document into 900-character windows from offset 350 (cutting words, sentences and
-    Markdown constructs as fixed-size splitters do); ``variant`` (:data:`VARIANTS`) says what text it indexes
-    and how quotes are drawn. The quote the matcher sees is always the document's own text (goldset's quotes
-    are copied from its chunks of the source). Candidates: every window overlapping the quote and as many other
-    windows of the same document. Misclassified pairs are appended to ``examples`` when given.
+    Markdown constructs as fixed-size splitters do); ``variant`` (:data:`VARIANTS`) says what text it indexes,
+    how quotes are drawn and whether ``text_match_rendered`` is on. The quote the matcher sees is always the
+    document's own text (goldset's quotes are copied from its chunks of the source). Candidates: every window
+    overlapping the quote and as many other windows of the same document. Misclassified pairs are appended to
+    ``examples`` when given.
     """
-    settings = EvalSettings()
+    _, rendered, whole_words, option = VARIANTS[variant]
+    settings = EvalSettings(matcher="text", text_match_rendered=option)
     share, min_words = settings.text_match_min, settings.text_match_min_tokens
-    matcher = Matcher("text", share, min_words)
+    matcher = Matcher.from_settings(settings)
     out: dict[str, dict[str, float]] = {}
     for lang in ("en", "zh"):
         pool = [(d, t) for d, t in docs if ("-zh-" in d) == (lang == "zh")]
@@ -354,10 +361,10 @@ def matcher_accuracy(
         for _ in range(n):
             doc_id, text = rng.choice(pool)
             if doc_id not in prepared:
-                system, pos = _mapped(text, variant == "rendered")
+                system, pos = _mapped(text, rendered)
                 prepared[doc_id] = ([m.span() for m in WORD_RE.finditer(text)], system, pos, windows(system, 900, 350))
             words, system, pos, wins = prepared[doc_id]
-            span = _draw_quote(text, words, rng, lang == "zh", variant != "mid-word")
+            span = _draw_quote(text, words, rng, lang == "zh", whole_words)
             if span is None:
                 continue
             quote = text[span[0] : span[1]]
@@ -367,7 +374,7 @@ def matcher_accuracy(
             if not held:
                 continue  # nothing of it survives rendering
             q0, q1 = held[0][0], held[-1][1]
-            if variant == "mid-word" and len(WORD_RE.findall(quote)) < min_words:
+            if not whole_words and len(WORD_RE.findall(quote)) < min_words:
                 continue
             unit = matcher.units([Evidence(chunk_id="c", doc_id="d", quote=quote)])
             overlapping = [(a, w) for a, w in wins if a < q1 and q0 < a + len(w)]
@@ -391,9 +398,9 @@ def matcher_accuracy(
     return out
 
 
-def matching_time(docs: list[tuple[str, str]], matcher_cls: type[Matcher] = Matcher) -> dict[str, float]:
-    """Microseconds per (pair, context) of ``Matcher.relevance`` on the scoring benchmark's samples (answerable
-    pairs only; best of :data:`REPEATS`, a fresh matcher each time so its caches start empty)."""
+def matching_time(docs: list[tuple[str, str]], rendered_text: bool = False) -> dict[str, float]:
+    """Microseconds per (pair, context) of ``Matcher.relevance`` (matcher ``auto``) on the scoring benchmark's
+    samples (answerable pairs only; best of :data:`REPEATS`, a fresh matcher each time so its caches start empty)."""
     out = {}
     for label, unique in (("reuse", False), ("cold", True)):
         pairs, samples = build(random.Random(7), docs, unique)
@@ -401,7 +408,7 @@ def matching_time(docs: list[tuple[str, str]], matcher_cls: type[Matcher] = Matc
         n_contexts = sum(len(c) for _, c in work)
         best = math.inf
         for _ in range(REPEATS):
-            matcher = matcher_cls("auto")
+            matcher = Matcher("auto", rendered_text=rendered_text)
             t0 = time.perf_counter()
             for pair, contexts in work:
                 matcher.relevance(pair, contexts)
@@ -426,56 +433,48 @@ def print_examples(examples: list[dict[str, Any]], per_category: int = 3) -> Non
 def matcher_paragraph(docs: list[tuple[str, str]], load: float) -> str:
     """The matcher paragraph of the ``## evaluate: metrics`` section."""
     acc = {v: matcher_accuracy(docs, random.Random(5), v) for v in VARIANTS}
-    t = matching_time(docs)
+    t, t_on = matching_time(docs), matching_time(docs, rendered_text=True)
+    figures = []
     for v, by_lang in acc.items():
         print(v, ", ".join(f"{lang}: P {r['precision']:.3f} R {r['recall']:.3f}" for lang, r in by_lang.items()))
-    rows = [
-        "| variant | language | pairs | relevant | precision | recall | false positives | false negatives |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
-    for v, by_lang in acc.items():
-        for lang, r in by_lang.items():
-            rows.append(
-                f"| {v}: {VARIANTS[v]} | {lang} | {r['pairs']:,.0f} | {r['relevant']:,.0f} | {r['precision']:.3f} | "
-                f"{r['recall']:.3f} | {r['fp']:.0f} | {r['fn']:.0f} |"
-            )
-    return "\n".join(
+        per_lang = "; ".join(
+            f"{lang} precision {r['precision']:.3f}, recall {r['recall']:.3f} ({r['pairs']:,.0f} pairs, "
+            f"{r['relevant']:,.0f} relevant, {r['fp']:.0f} FP, {r['fn']:.0f} FN)"
+            for lang, r in by_lang.items()
+        )
+        figures.append(f"**{v}** ({VARIANTS[v][0]}): {per_lang}.")
+    return " ".join(
         [
-            f"Text matcher (defaults: text_match_min 0.5, 8 tokens) against character positions on a system's own "
-            f"chunking (900-character windows from offset 350; {MATCH_QUOTES:,} quotes per language and variant; "
-            f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, load average {load:.2f}). Truth "
+            "Text matcher (defaults: text_match_min 0.5, 8 tokens) against character positions on a system's own "
+            f"chunking (900-character windows from offset 350), {MATCH_QUOTES:,} quotes per language and variant. "
+            f"{os.cpu_count()} CPUs (nproc), {cpu_model()}, Python {platform.python_version()}; "
+            f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC; load average {load:.2f} at the start. Truth "
             "(`benchmarks/bench_metrics.py::relevant`, from characters, not the matcher's tokens): the window holds "
             "the whole quote, or, for a quote of >= 8 words, >= half of its letters and digits and >= 8 of its "
             "words whole, at the quote's place or verbatim elsewhere in the document. Target: precision and recall "
-            ">= 0.98 per language on `kept`. Matching costs "
-            f"{t['reuse']:.1f} µs per context with texts recurring, {t['cold']:.1f} µs cold "
-            f"(best of {REPEATS}).",
-            "",
-            *rows,
+            ">= 0.98 per language on `kept`.",
+            *figures,
+            f"Matching (`auto`, the samples above, best of {REPEATS}): {t['reuse']:.1f} µs per context with texts "
+            f"recurring, {t['cold']:.1f} µs cold; with text_match_rendered {t_on['reuse']:.1f} / "
+            f"{t_on['cold']:.1f} µs.",
         ]
     )
 
 
 def write_matcher_paragraph(paragraph: str) -> None:
-    """Replace only the matcher paragraph (from "Text matcher" to the next paragraph that is not its table) of
-    the ``## evaluate: metrics`` section; the rest of RESULTS.md is left as it is."""
+    """Replace only the matcher paragraph (the one starting "Text matcher") of the ``## evaluate: metrics``
+    section; the rest of RESULTS.md is left as it is."""
     from goldset.io import atomic_write_text
 
     current = RESULTS.read_text(encoding="utf-8")
-    section = current.index(SECTION)
-    start = current.index("\nText matcher", section) + 1
-    end_section = current.find("\n## ", start)
-    end_section = len(current) if end_section < 0 else end_section + 1
-    body = current[start:end_section]
-    # the paragraph, then (optionally) a blank line and its table
-    m = re.match(r"Text matcher.*?(?:\n\n\|.*?)?(?=\n\n|\n?\Z)", body, re.S)
-    end = start + (m.end() if m else len(body.rstrip("\n")))
+    start = current.index("\nText matcher", current.index(SECTION)) + 1
+    end = current.find("\n\n", start)
+    end = len(current.rstrip("\n")) if end < 0 else end
     atomic_write_text(RESULTS, current[:start] + paragraph + current[end:])
 
 
 def main() -> None:
     import argparse
-    import os
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--matcher", action="store_true", help="only the text matcher paragraph (accuracy, time)")

@@ -7,6 +7,7 @@ import random
 import pytest
 
 from goldset.evaluation.matcher import Matcher
+from goldset.evaluation.settings import EvalSettings
 from goldset.schema.pairs import Evidence
 from goldset.schema.runs import RetrievedContext
 from goldset.text import tokenize
@@ -183,6 +184,61 @@ def test_context_recall_adds_up_letters_of_pieces() -> None:
     r = m.relevance([ev(quote)], [ctx("前文 " + head), ctx(tail + " 后文")])
     assert r.rel == (0, 0)
     assert r.n_covered == 1
+
+
+# -- systems that index rendered text: link targets, HTML tags and {#anchors} are gone -------------------------------
+
+RENDERED = (  # a quote copied from the Markdown source
+    'FastAPI has a very powerful but intuitive <abbr title="also known as components, resources, providers">Dependency '
+    "Injection</abbr> system. It is designed to be very simple to use, see [the dependency injection tutorial]"
+    "(https://fastapi.tiangolo.com/tutorial/dependencies/) for all the details"
+)
+FIRST = "FastAPI has a very powerful but intuitive Dependency Injection system."  # 60 of 137 letters a reader sees
+SECOND = "It is designed to be very simple to use, see the dependency injection tutorial for all the details."  # 77
+
+
+def test_a_context_of_rendered_text_matches_a_quote_copied_with_markup() -> None:
+    """A crawler of the documentation site or a Markdown-to-text loader keeps a link's text but not its target, nor
+    HTML tags with their attributes: the quote as written is in no such context, nor either of its halves."""
+    contexts = [ctx("Intro. " + FIRST), ctx(SECOND + " More."), ctx(f"{FIRST} {SECOND}")]
+    r = Matcher("text", rendered_text=True).relevance([ev(RENDERED)], contexts)
+    assert (r.rel, r.matched) == ((0, 1, 0), (0, 1, 1))  # halves count over what a reader sees: SECOND holds more
+    assert Matcher("text").relevance([ev(RENDERED)], contexts).matched == (0, 0, 0)  # eval.text_match_rendered off
+    on = Matcher.from_settings(EvalSettings(matcher="text", text_match_rendered=True))
+    assert on.relevance([ev(RENDERED)], contexts).matched == (0, 1, 1)
+
+
+def test_pieces_of_a_rendered_quote_in_several_contexts_cover_it() -> None:
+    m = Matcher("text", rendered_text=True)
+    end = "to use, see the dependency injection tutorial for all the details."  # 11 tokens, 54 letters
+    r = m.relevance([ev(RENDERED)], [ctx("Intro. " + FIRST), ctx(end + " More.")])
+    assert r.rel == (0, 0)
+    assert r.n_covered == 1  # 114 of 137 letters together
+
+
+def test_chinese_rendered_context_with_a_link_target_in_the_middle_of_the_quote() -> None:
+    """The link target and its attribute block sit in both token halves of the quote as written (51 tokens)."""
+    m = Matcher("text", rendered_text=True)
+    before, link, after = (
+        "在使用它之前请确保创建并激活一个",
+        "虚拟环境",
+        "，然后再用它来安装密码哈希库和它所需要的全部依赖项",
+    )
+    quote = f"{before}[{link}](../../virtual-environments.md){{.internal-link target=_blank}}{after}"
+    whole, head, tail = before + link + after, "前文。" + before + link + after[:8], before[8:] + link + after + "。"
+    assert m.relevance([ev(quote)], [ctx(whole), ctx(head), ctx(tail)]).matched == (1, 1, 1)
+    assert m.relevance([ev(quote)], [ctx("前文。" + before)]).rel == (0,)  # 16 of 44 letters
+
+
+def test_a_context_showing_markup_is_compared_with_the_quote_as_written_only() -> None:
+    """A context that keeps its Markdown did not come from a rendering system: there, another link target behind
+    the same link text is another link, though the quote as rendered would match it."""
+    m = Matcher("text", rendered_text=True)
+    second = RENDERED[RENDERED.index("It is") :]  # the quote's second half as written: most of its letters
+    other_link = second.replace("https://fastapi.tiangolo.com/tutorial/dependencies/", "https://example.com/di/")
+    assert m.relevance([ev(RENDERED)], [ctx(other_link), ctx(second)]).rel == (0, 1)
+    as_html = f"<p>{FIRST}</p> <p>{SECOND}</p>"  # rendered to HTML: no link syntax, but tags
+    assert m.relevance([ev(RENDERED)], [ctx(as_html)]).rel == (0,)
 
 
 def test_id_matchers() -> None:
