@@ -210,11 +210,11 @@ MATCH_QUOTES = 10_000  # quotes drawn per language
 VARIANTS: dict[str, tuple[str, bool, bool, bool]] = {
     "kept": ("the system keeps the Markdown; quotes of whole words, as goldset's generator copies them", False, True,
              False),
-    "rendered": ("the system indexes rendered text (link targets, HTML tags, {#anchors}, ** and ` gone)", True, True,
+    "rendered": ("the system indexes rendered text: link targets, HTML tags, {#anchors}, ** and ` gone", True, True,
                  False),
     "rendered+option": ("the same with text_match_rendered: true", True, True, True),
-    "mid-word": ("the system keeps the Markdown; quotes cut at random characters, >= 8 words (shorter ones must "
-                 "match whole, on word boundaries)", False, False, False),
+    "mid-word": ("the system keeps the Markdown; quotes cut at random characters, >= 8 words; shorter ones must "
+                 "match whole, on word boundaries", False, False, False),
 }  # fmt: skip
 
 
