@@ -119,11 +119,19 @@ class EvalSettings(_Section):
         0.5,
         gt=0,
         le=1,
-        description="Share of a quote's tokens a context must hold when the quote is split across contexts.",
+        description="Share of a quote's letters a context must hold when the quote is split across contexts.",
     )
     text_match_min_tokens: int = Field(
         8, ge=1, description="A partial quote match must also span at least this many tokens (short quotes: whole)."
     )
+    # -- text matcher: systems that index rendered text (see goldset.evaluation.matcher) -------------------------
+    text_match_rendered: bool = Field(
+        False,
+        description="Also compare contexts that show no Markdown/HTML markup with each quote as rendered (link "
+        "targets, HTML tags and {#anchor} blocks left out): for systems that index rendered text, such as a crawl of "
+        "the documentation site. Off by default: it costs ~10% of matching time.",
+    )
+    # -- end of the text matcher block
     refusal_patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_REFUSAL_PATTERNS))
     conciseness: ConcisenessSettings = Field(default_factory=ConcisenessSettings)
     weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
