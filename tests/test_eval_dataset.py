@@ -8,8 +8,8 @@ import pytest
 
 from goldset.dataset import read_dataset
 from goldset.errors import InputError, UsageError
+from goldset.evaluation.datasets import dataset_fingerprint, resolve_dataset, select_pairs
 from goldset.evaluation.sampling import allocate, stratified_sample
-from goldset.evaluation.sources import dataset_fingerprint, resolve_dataset, select_pairs
 from tests.helpers.eval_data import PAIR_SPECS, evaluated_pairs, make_dataset
 
 

@@ -14,10 +14,12 @@ from typing import Any
 import pytest
 
 from goldset.errors import InputError, RecordError, UsageError
+from goldset.evaluation.asking import to_sample
+from goldset.evaluation.callables import run_callable
+from goldset.evaluation.endpoints import redact_url, response_to_output
 from goldset.evaluation.evaluator import evaluate
 from goldset.evaluation.runs import read_run
 from goldset.evaluation.settings import SystemEndpointSettings
-from goldset.evaluation.sources import redact_url, response_to_output, run_callable, to_sample
 from goldset.workspace import Workspace
 from tests.helpers.eval_data import (
     CHUNK_TEXTS,

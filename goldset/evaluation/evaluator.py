@@ -83,7 +83,7 @@ def evaluate(
     from goldset.config import load_settings
     from goldset.dataset import Dataset
     from goldset.errors import UsageError
-    from goldset.evaluation import sources
+    from goldset.evaluation import callables, datasets, endpoints, run_files
     from goldset.evaluation.gate import Thresholds, check_gate, load_thresholds
     from goldset.evaluation.runs import git_revision, make_run_id, write_run
     from goldset.evaluation.sampling import stratified_sample
@@ -102,12 +102,12 @@ def evaluate(
         settings = load_settings(ws, eval=running).eval
     else:
         settings = settings.model_copy(update={k: v for k, v in running.items() if v is not None})
-    data = dataset if isinstance(dataset, Dataset) else sources.resolve_dataset(dataset, ws)
+    data = dataset if isinstance(dataset, Dataset) else datasets.resolve_dataset(dataset, ws)
     dataset_label = str(dataset if not isinstance(dataset, Dataset) else (data.path or "dataset"))
-    fingerprint = sources.dataset_fingerprint(data)
+    fingerprint = datasets.dataset_fingerprint(data)
     notes: list[str] = []
 
-    pairs, note = sources.select_pairs(data)
+    pairs, note = datasets.select_pairs(data)
     if note:
         notes.append(note)
     if sample is not None:
@@ -143,7 +143,7 @@ def evaluate(
 
     by_id = {p.id: p for p in pairs}
     if run_file is not None:
-        run = sources.read_run_file(Path(run_file), data, fingerprint=fingerprint)
+        run = run_files.read_run_file(Path(run_file), data, fingerprint=fingerprint)
         notes += run.notes
         extra = sorted(set(run.samples) - set(by_id))
         if extra:
@@ -162,18 +162,18 @@ def evaluate(
             corpus = f"kb {kb}" if kb else "dataset chunks"
             label, target_desc = "bm25-baseline", f"target:goldset.baselines.bm25:answer ({corpus})"
         elif isinstance(target, str):
-            fn = sources.load_target(target)
+            fn = callables.load_target(target)
             label, target_desc = target.rpartition(":")[2] or target, f"target:{target}"
         else:
             fn = target
             name = getattr(target, "__qualname__", type(target).__name__)
             label, target_desc = name, f"target:{getattr(target, '__module__', '?')}:{name}"
-        samples = sources.run_callable(
+        samples = callables.run_callable(
             fn, pairs, concurrency=settings.concurrency, timeout_s=settings.timeout_s, progress=progress
         )
     else:
         url = str(endpoint)
-        samples = sources.run_endpoint(
+        samples = endpoints.run_endpoint(
             url,
             pairs,
             settings.endpoint,
@@ -182,7 +182,7 @@ def evaluate(
             timeout_s=settings.timeout_s,
             progress=progress,
         )
-        safe = sources.redact_url(url)
+        safe = endpoints.redact_url(url)
         label, target_desc = safe.split("//", 1)[-1].split("/", 1)[0], f"endpoint:{safe}"
 
     # Stored samples carry their question, so a run folder reads on its own (report, compare).
@@ -201,7 +201,7 @@ def evaluate(
     stored = dict(samples)
     for p in pairs:
         if p.id not in stored:
-            stored[p.id] = sources.missing_sample(p, MISSING)
+            stored[p.id] = run_files.missing_sample(p, MISSING)
     meta = RunMeta(
         run_id=run_id,
         dataset=dataset_label,
