@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 
 from goldset.errors import InputError
-from goldset.evaluation.gate import lower_is_better
+from goldset.evaluation.metrics.registry import higher_is_better, is_quality_metric, metric_order
 from goldset.evaluation.runs import StoredRun
 from goldset.schema import SampleScores
 
@@ -26,7 +26,7 @@ class MetricDiff:
     diff: float  # mean of (b - a)
     ci_low: float
     ci_high: float
-    lower_is_better: bool = False
+    higher_is_better: bool | None = True  # None: the metric has no direction (its change is not better or worse)
 
     @property
     def significant(self) -> bool:
@@ -34,11 +34,14 @@ class MetricDiff:
 
     @property
     def verdict(self) -> str:
-        """'better', 'worse' or 'no clear change', from B's point of view."""
+        """'better', 'worse' or 'no clear change', from B's point of view ('higher' / 'lower' for a metric
+        without a direction)."""
         if not self.significant:
             return "no clear change"
         up = self.diff > 0
-        return "worse" if up == self.lower_is_better else "better"
+        if self.higher_is_better is None:
+            return "higher" if up else "lower"
+        return "better" if up == self.higher_is_better else "worse"
 
 
 @dataclass(frozen=True)
@@ -139,8 +142,6 @@ def compare_runs(
     """Per-metric ``B − A`` with paired-bootstrap intervals over the questions both runs scored."""
     check_same_dataset(a, b)
     sa, sb = a.scores_by_id(), b.scores_by_id()
-    from goldset.evaluation.report import metric_order
-
     metrics = sorted({m for s in (*a.scores, *b.scores) for m in s.metrics}, key=metric_order)
     out = Comparison(
         run_a=a.run_id,
@@ -159,12 +160,12 @@ def compare_runs(
         if not ids:
             continue
         diff, low, high = paired_bootstrap(va, vb, n_resamples=n_resamples, confidence=confidence, seed=seed)
-        lib = lower_is_better(metric)
+        direction = higher_is_better(metric)
         out.metrics.append(
-            MetricDiff(metric, len(ids), sum(va) / len(va), sum(vb) / len(vb), diff, low, high, lower_is_better=lib)
+            MetricDiff(metric, len(ids), sum(va) / len(va), sum(vb) / len(vb), diff, low, high, direction)
         )
-        if lib:
-            # Latency and cost are in other units; a question "got worse" on quality metrics only.
+        if direction is not True or not is_quality_metric(metric):
+            # A question "got worse" on quality metrics where more is better (latency and cost are in other units).
             continue
         for pid, x, y in zip(ids, va, vb, strict=True):
             drop = x - y

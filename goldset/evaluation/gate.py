@@ -22,21 +22,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from goldset.errors import ConfigError, InputError
+from goldset.evaluation.metrics.registry import higher_is_better
 from goldset.schema import RunSummary
-
-_LOWER_IS_BETTER_HINTS = ("latency", "_ms", "cost", "token", "error", "fail", "hallucination")
-
-
-def lower_is_better(metric: str) -> bool:
-    """The metric registry's direction when it knows the metric; else latency, cost, token and error figures
-    improve downwards and everything else upwards."""
-    from goldset.evaluation.metrics import higher_is_better
-
-    known = higher_is_better(metric)
-    if known is not None:
-        return not known
-    name = metric.lower()
-    return any(h in name for h in _LOWER_IS_BETTER_HINTS)
 
 
 class RelativeThresholds(BaseModel):
@@ -159,7 +146,7 @@ def check_relative(summary: RunSummary, baseline: RunSummary, metric: str, ratio
     limit = ratio * base
     if value is None:
         return GateRow("relative", "overall", metric, None, limit, False, _not_measured(summary))
-    ok = value <= limit if lower_is_better(metric) else value >= limit
+    ok = value <= limit if higher_is_better(metric) is False else value >= limit
     return GateRow("relative", "overall", metric, value, limit, ok, note)
 
 

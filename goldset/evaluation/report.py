@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from goldset.evaluation.diagnose import Diagnosis, diagnose, skipped_rules
-from goldset.evaluation.gate import lower_is_better
+from goldset.evaluation.metrics.registry import higher_is_better, metric_order
 from goldset.evaluation.runs import StoredRun
 from goldset.io import atomic_write_text
 from goldset.schema import RunSummary, SampleScores
@@ -64,12 +64,6 @@ def fmt(value: float | None, metric: str = "") -> str:
     if abs(value) >= 100:
         return f"{value:.1f}"
     return f"{value:.3f}"
-
-
-def metric_order(name: str) -> tuple[str, int, str]:
-    """``ndcg@3`` before ``ndcg@10``: cut-offs sort as numbers."""
-    base, sep, k = name.partition("@")
-    return (base, int(k) if sep and k.isdigit() else -1, name)
 
 
 # --------------------------------------------------------------------------------------------------- SVG charts
@@ -180,8 +174,9 @@ def _delta_cell(metric: str, value: float | None, base: float | None) -> str:
     if value is None or base is None:
         return "–"
     d = value - base
-    good = (d < 0) if lower_is_better(metric) else (d > 0)
-    cls = "muted" if abs(d) < 1e-12 else ("good" if good else "bad")
+    direction = higher_is_better(metric)
+    good = (d > 0) == direction
+    cls = "muted" if abs(d) < 1e-12 or direction is None else ("good" if good else "bad")
     return f'<span class="{cls}">{d:+.3f}</span>'
 
 
@@ -207,7 +202,7 @@ def _sample_quality(s: SampleScores) -> float:
     """A per-question figure to rank the worst: mean of its higher-is-better values; failed questions rank first."""
     if s.failed:
         return -1.0
-    vals = [v for k, v in s.metrics.items() if v is not None and not lower_is_better(k) and not math.isnan(v)]
+    vals = [v for k, v in s.metrics.items() if v is not None and higher_is_better(k) is True and not math.isnan(v)]
     return sum(vals) / len(vals) if vals else 0.0
 
 
@@ -318,7 +313,7 @@ def render_html(
     types = sorted(s.by_type)
     chart_metrics = [m for m in CHART_METRICS if any(m in s.by_type[t] for t in types)]
     if not chart_metrics:
-        chart_metrics = sorted({m for t in types for m in s.by_type[t] if not lower_is_better(m)})[:6]
+        chart_metrics = sorted({m for t in types for m in s.by_type[t] if higher_is_better(m) is True})[:6]
     for m in chart_metrics:
         bars = [(t, s.by_type[t][m]) for t in types if s.by_type[t].get(m) is not None]
         marks = {t: base.by_type[t][m] for t in types if base and base.by_type.get(t, {}).get(m) is not None} or None

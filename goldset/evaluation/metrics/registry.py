@@ -16,9 +16,12 @@ an unanswerable pair; it is left out of averages).
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 FAMILIES = ("retrieval", "lexical", "refusal", "conciseness", "system", "judge")
@@ -68,9 +71,24 @@ def metric(
     return register
 
 
+_loaded = False
+
+
 def _load() -> None:
-    """Import the metric families so their decorators have run (cheap: pure Python, no heavy imports)."""
-    from goldset.evaluation.metrics import conciseness, lexical, refusal, retrieval, system  # noqa: F401
+    """Import every module of the metrics package once, so their decorators have run before anyone asks.
+
+    Modules are found on disk, not listed here: a new family module is registered without touching this file,
+    and no caller sees a registry that holds only the families some earlier import happened to load.
+    (Cheap: pure Python, no heavy imports.)
+    """
+    global _loaded
+    if _loaded:
+        return
+    package = __name__.rpartition(".")[0]
+    for info in pkgutil.iter_modules([str(Path(__file__).parent)]):
+        if info.name != "registry":
+            importlib.import_module(f"{package}.{info.name}")
+    _loaded = True
 
 
 def list_metrics(family: str | None = None) -> list[MetricInfo]:
@@ -103,8 +121,9 @@ _SYSTEM_DIRECTIONS: tuple[tuple[re.Pattern[str], bool | None], ...] = (
 def higher_is_better(name: str) -> bool | None:
     """Direction of a metric by (output) name, system figures included; ``None`` when unknown or neutral.
 
-    Use this rather than guessing from the name: ``output_tokens_per_s`` improves upwards, ``false_refusal``
-    downwards.
+    The one definition of a metric's direction: compare, gates, reports and the overall score all ask here.
+    ``output_tokens_per_s`` improves upwards, ``false_refusal`` downwards; a name the registry does not know (a
+    judge metric before the judge registers it, a typo) has no direction, and callers must not guess one.
     """
     try:
         return get_metric(name).higher_is_better
@@ -114,3 +133,17 @@ def higher_is_better(name: str) -> bool | None:
         if pattern.match(name):
             return direction
     return None
+
+
+def is_quality_metric(name: str) -> bool:
+    """A per-sample quality metric (any registered family but ``system``): what "a question got worse" reads."""
+    try:
+        return get_metric(name).family != "system"
+    except KeyError:
+        return False
+
+
+def metric_order(name: str) -> tuple[str, int, str]:
+    """Sort key of metric names: ``ndcg@3`` before ``ndcg@10`` (cut-offs sort as numbers)."""
+    base, sep, k = name.partition("@")
+    return (base, int(k) if sep and k.isdigit() else -1, name)
