@@ -120,3 +120,45 @@ def test_running_and_scoring_keys_share_the_eval_section(tmp_path: Path, monkeyp
     (tmp_path / "goldset.yaml").write_text("eval:\n  endpoint: {answer: x}\n", encoding="utf-8")
     with pytest.raises(ConfigError, match=r"unknown setting 'eval\.endpoint\.answer'"):
         load_settings(ws)
+
+
+def test_thresholds_that_cannot_gate_are_errors(tmp_path: Path) -> None:
+    t = tmp_path / "t.yaml"
+    for text, message in (
+        ("", "no thresholds are set"),
+        ("min: {}\nmax: {}\n", "no thresholds are set"),
+        ("min: {mrr: 0.5}\nrelative: {baseline: runs/x}\n", "relative.metrics is empty"),
+        (
+            "relative: {baseline: runs/x, metrics: {tokens_in_total: 1.1}}\n",
+            "tokens_in_total: goldset knows no direction",
+        ),
+        ("relative: {baseline: runs/x, metrics: {recal@5: 0.9}}\n", "recal@5: goldset knows no direction"),
+    ):
+        t.write_text(text, encoding="utf-8")
+        with pytest.raises(ConfigError, match=message):
+            load_thresholds(t)
+    with pytest.raises(ConfigError, match="no thresholds are set"):
+        check_gate(SUMMARY, Thresholds())
+
+
+def test_a_relative_gate_refuses_a_baseline_scored_with_other_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from goldset.errors import UsageError
+    from goldset.evaluation.settings import EvalSettings
+
+    monkeypatch.chdir(tmp_path)
+    data = make_dataset(tmp_path / "data")
+    good = write_run_file(tmp_path / "good.jsonl", [perfect_sample(p) for p in evaluated_pairs()])
+    evaluate(data, run_file=good, out_dir=tmp_path / "runs" / "base", settings=EvalSettings(matcher="chunk_id"))
+    gate = tmp_path / "gate.yaml"
+    gate.write_text("relative:\n  baseline: runs/base\n  metrics: {mrr: 0.95}\n", encoding="utf-8")
+    calls: list[str] = []
+    with pytest.raises(UsageError, match=r'matcher \("chunk_id" vs "auto"\)'):
+        evaluate(data, target=lambda q: calls.append(q) or "x", thresholds=gate, out_dir=tmp_path / "runs" / "new")
+    assert calls == [] and not (tmp_path / "runs" / "new").exists()
+    allowed = evaluate(
+        data, run_file=good, thresholds=gate, out_dir=tmp_path / "runs" / "new", allow_different_settings=True
+    )
+    assert allowed.gate is not None and allowed.gate.passed
+    assert any("different settings: matcher" in n for n in allowed.summary.notes)

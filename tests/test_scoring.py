@@ -64,7 +64,7 @@ def test_failed_and_missing_samples_count_against_the_system() -> None:
     for s in (score_sample(pair("p1"), errored, SETTINGS), score_sample(pair("p1"), None, SETTINGS)):
         assert s.failed
         assert s.metrics["recall@1"] == 0.0 and s.metrics["mrr"] == 0.0 and s.metrics["rouge_l"] == 0.0
-        assert s.metrics["false_refusal"] == 1.0  # lower is better: the worst value
+        assert s.metrics["false_refusal"] is None  # a failure is not a refusal: left out, counted in error_rate
         assert s.metrics["correct_refusal"] is None
     assert score_sample(pair("p1"), None, SETTINGS).error == MISSING
     assert score_sample(pair("p1"), errored, SETTINGS).error == "HTTP 500 from the RAG service"
@@ -102,7 +102,10 @@ def test_summarize_groups_and_failures() -> None:
     assert summary.overall["mrr"] == pytest.approx((1 + 1 / 3 + 1 / 2 + 0) / 4)
     assert summary.overall["hit@3"] == pytest.approx(3 / 4)
     assert summary.overall["correct_refusal"] == 1.0
-    assert summary.overall["false_refusal"] == pytest.approx(2 / 4)  # p2 refused, p4 failed
+    assert summary.overall["false_refusal"] == pytest.approx(1 / 3)  # p2 refused; p4 failed: not a refusal
+    # the same means over the answered samples (p4 left out): what the diagnosis reads
+    assert summary.answered["mrr"] == pytest.approx((1 + 1 / 3 + 1 / 2) / 3)
+    assert summary.answered_by_type["factual"]["n"] == 3.0
     assert summary.by_type["factual"]["mrr"] == summary.overall["mrr"]
     assert summary.by_type["unanswerable"] == {"correct_refusal": 1.0, "conciseness": 1.0, "n": 1.0}
     assert summary.by_language["zh"]["mrr"] == 0.5 and summary.by_language["zh"]["n"] == 1.0

@@ -21,18 +21,18 @@ def load_target(spec: str) -> Callable[..., Any]:
     """``package.module:function`` → the callable."""
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
-        raise UsageError(f"--target {spec!r}: expected package.module:function")
+        raise UsageError(f"target {spec!r}: expected package.module:function")
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise UsageError(f"--target {spec}: cannot import {module_name} ({exc}); is it on PYTHONPATH?") from None
+        raise UsageError(f"target {spec}: cannot import {module_name} ({exc}); is it on PYTHONPATH?") from None
     obj: Any = module
     for part in attr.split("."):
         obj = getattr(obj, part, None)
         if obj is None:
-            raise UsageError(f"--target {spec}: {module_name} has no attribute {attr!r}")
+            raise UsageError(f"target {spec}: {module_name} has no attribute {attr!r}")
     if not callable(obj):
-        raise UsageError(f"--target {spec}: {attr} is not callable")
+        raise UsageError(f"target {spec}: {attr} is not callable")
     return obj
 
 

@@ -61,14 +61,15 @@ def response_to_output(data: Any, cfg: SystemEndpointSettings) -> dict[str, Any]
                 item[key] = value if key == "score" else str(value)
         contexts.append(item)
     out: dict[str, Any] = {"answer": str(answer), "contexts": contexts}
-    for key, path in (
+    figures: tuple[tuple[str, str | None], ...] = (
         ("retrieval_ms", cfg.retrieval_ms_field),
         ("generation_ms", cfg.generation_ms_field),
         ("tokens_in", cfg.tokens_in_field),
         ("tokens_out", cfg.tokens_out_field),
         ("cost_usd", cfg.cost_field),
-    ):
-        value = _get_path(data, path)
+    )
+    for key, figure_path in figures:
+        value = _get_path(data, figure_path)
         if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
             out[key] = value
     return out
@@ -91,7 +92,7 @@ def run_endpoint(
 
     cfg = cfg or SystemEndpointSettings()
     if not url.startswith(("http://", "https://")):
-        raise UsageError(f"--endpoint {url!r}: expected an http:// or https:// URL")
+        raise UsageError(f"endpoint {url!r}: expected an http:// or https:// URL")
     headers = dict(cfg.headers)
     # Servers sometimes echo the request (headers included) in error bodies: never let the key into a record.
     secrets: list[str] = []

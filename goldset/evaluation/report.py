@@ -245,12 +245,14 @@ def _comparison_html(cmp: Comparison) -> str:
             fmt(m.mean_b, m.metric),
             f"{m.diff:+.3f}",
             f"[{m.ci_low:+.3f}, {m.ci_high:+.3f}]",
+            f"{m.p_adjusted:.3g}",
             f'<span class="{"good" if m.verdict == "better" else "bad" if m.verdict == "worse" else "muted"}">'
             f"{escape(m.verdict)}</span>",
         ]
         for m in cmp.metrics
     ]
-    table = _table(["metric", "n", "baseline", "this run", "difference", f"{cmp.confidence:.0%} CI", "verdict"], rows)
+    headers = ["metric", "n", "baseline", "this run", "difference", f"{cmp.confidence:.0%} CI", "p (Holm)", "verdict"]
+    table = _table(headers, rows)
     regressions = _table(
         ["pair", "type", "metric", "baseline", "this run", "question"],
         [
@@ -266,8 +268,15 @@ def _comparison_html(cmp: Comparison) -> str:
         ],
         numeric_from=99,
     )
+    warning = ""
+    if cmp.setting_differences:
+        warning = (
+            '<div class="diag critical"><b>The runs were scored with different settings</b>: '
+            + escape("; ".join(cmp.setting_differences))
+            + ". Differences below mix the systems with the settings.</div>"
+        )
     return (
-        f"<p>Paired bootstrap over the questions both runs scored ({cmp.n_resamples} resamples, seed {cmp.seed}). "
+        f"{warning}<p>Over the questions both runs scored. {escape(cmp.method())}. "
         f"{cmp.n_worse} question(s) got worse on at least one quality metric.</p>{table}"
         + (f"<h3>Questions that got worse</h3>{regressions}" if cmp.regressions else "")
     )
@@ -326,6 +335,14 @@ def render_html(
         f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>goldset report {escape(meta.run_id)}"
         f"</title><style>{_CSS}</style></head><body>",
         f"<h1>goldset evaluation report</h1><table class='meta'>{head}</table>",
+    ]
+    if s.notes:
+        parts.append(
+            "<h2>Read these numbers with</h2><ul class='notes'>"
+            + "".join(f"<li>{escape(n)}</li>" for n in s.notes)
+            + "</ul>"
+        )
+    parts += [
         "<h2>Likely causes</h2>",
         _diagnoses_html(found, skipped_rules(s)),
         "<h2>Metrics</h2>",
@@ -370,14 +387,23 @@ def render_html(
 
 
 def write_report(
-    path: Path, run: StoredRun, baseline: StoredRun | None = None, *, n_resamples: int = 2000, seed: int = 0
+    path: Path,
+    run: StoredRun,
+    baseline: StoredRun | None = None,
+    *,
+    n_resamples: int = 2000,
+    seed: int = 0,
+    allow_different_settings: bool = False,
 ) -> Path:
-    """Write the HTML report of ``run`` (with a paired comparison when a ``baseline`` of the same dataset is given)."""
+    """Write the HTML report of ``run``, with a paired comparison when a ``baseline`` is given (of the same dataset,
+    scored with the same settings unless ``allow_different_settings``: :func:`~.compare.check_comparable`)."""
     comparison = None
     if baseline is not None:
         from goldset.evaluation.compare import compare_runs
 
-        comparison = compare_runs(baseline, run, n_resamples=n_resamples, seed=seed)
+        comparison = compare_runs(
+            baseline, run, n_resamples=n_resamples, seed=seed, allow_different_settings=allow_different_settings
+        )
     html = render_html(run, baseline, comparison)
     atomic_write_text(Path(path), html)
     return Path(path)

@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 FAMILIES = ("retrieval", "lexical", "refusal", "conciseness", "system", "judge")
 
@@ -38,6 +38,10 @@ class MetricInfo:
     fn: Callable[..., Any]
     params: dict[str, str] = field(default_factory=dict)
     higher_is_better: bool = True
+    on_failure: Literal["worst", "skip"] = "worst"
+    """What a failed sample (the system raised, timed out, or the run lacks it) scores: the metric's worst value
+    when its definition covers a failure (a failure retrieved nothing, answered nothing), or ``skip`` (None: left
+    out) when it does not (a failure is not a refusal, so it is neither a false nor a correct one)."""
 
     def output_name(self, **params: Any) -> str:
         """The name a value is stored under, e.g. ``recall@5`` for ``recall@k`` with ``k=5``."""
@@ -57,6 +61,7 @@ def metric(
     citation: str,
     params: dict[str, str] | None = None,
     higher_is_better: bool = True,
+    on_failure: Literal["worst", "skip"] = "worst",
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated pure function under ``name``. Names are unique across families."""
     if family not in FAMILIES:
@@ -65,7 +70,9 @@ def metric(
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
         if name in _REGISTRY and _REGISTRY[name].fn is not fn:
             raise ValueError(f"metric {name!r} is registered twice")
-        _REGISTRY[name] = MetricInfo(name, family, description, citation, fn, dict(params or {}), higher_is_better)
+        _REGISTRY[name] = MetricInfo(
+            name, family, description, citation, fn, dict(params or {}), higher_is_better, on_failure
+        )
         return fn
 
     return register
