@@ -231,3 +231,24 @@ def test_a_pair_citing_two_documents_counts_for_both() -> None:
     assert summary.by_doc["d2"] == {**summary.by_doc["d2"], "recall@1": 0.5, "n": 1.0}  # one of two quotes found
     assert summary.by_doc["d1"]["recall@1"] == pytest.approx((0.5 + 0.0) / 2) and summary.by_doc["d1"]["n"] == 2.0
     assert summary.by_type["comparison"]["recall@1"] == 0.5
+
+
+def test_a_large_run_scored_in_several_processes_gets_the_same_scores() -> None:
+    import os
+
+    from goldset.evaluation import parallel
+
+    pairs, samples = [], {}
+    for i in range(2 * parallel.MIN_PER_WORKER + 7):
+        qtype = "unanswerable" if i % 9 == 0 else "factual"
+        p = pair(f"p{i:05d}", qtype, quote=EN_QUOTE if i % 2 else ZH_QUOTE, lang="en" if i % 2 else "zh")
+        pairs.append(p)
+        if i % 13:
+            texts = ["noise"] * (i % 4) + [EN_QUOTE if i % 3 else ZH_QUOTE]
+            samples[p.id] = sample(p.id, "I don't know." if i % 7 == 0 else "With async def.", texts)
+    serial = score_run(pairs, samples, SETTINGS)
+    forked = score_run(pairs, samples, SETTINGS, workers=2)
+    assert [s.model_dump() for s in forked] == [s.model_dump() for s in serial]
+    assert parallel.available() == os.uname().sysname.startswith("Linux")
+    assert EvalSettings(score_workers=3).workers() == 3 and 1 <= EvalSettings().workers() <= 4
+    assert "score_workers" not in EvalSettings().scoring()  # how fast, never what: runs stay comparable

@@ -284,7 +284,7 @@ def evaluate(
         run_id = make_run_id(run.label, fingerprint)
         meta = meta.model_copy(update={"run_id": run_id, "target": run.target, "created_at": utcnow()})
         # Pairs without a sample are scored as missing (failed, worst values) by score_run, never dropped.
-        scores = score_run(pairs, samples, settings)
+        scores = score_run(pairs, samples, settings, workers=settings.workers())
         summary = summarize(run_id, scores, samples, settings)
         summary.notes = list(notes)
         folder = folder.parent / run_id if out_dir is None else folder

@@ -165,12 +165,19 @@ def check_run_fits_matcher(samples: Iterable[RunSample], settings: EvalSettings)
         )
 
 
-def score_run(pairs: list[QAPair], samples: Mapping[str, RunSample], settings: EvalSettings) -> list[SampleScores]:
+def score_run(
+    pairs: list[QAPair], samples: Mapping[str, RunSample], settings: EvalSettings, *, workers: int = 1
+) -> list[SampleScores]:
     """One :class:`SampleScores` per pair, in the pairs' order; pairs without a sample are failed, not dropped.
 
-    Raises :class:`ConfigError` when the matcher cannot work on this run (:func:`check_run_fits_matcher`).
+    ``workers`` > 1 scores a large run in that many processes (:mod:`goldset.evaluation.parallel`; the scores are
+    the same). Raises :class:`ConfigError` when the matcher cannot work on this run (:func:`check_run_fits_matcher`).
     """
     check_run_fits_matcher(samples.values(), settings)
+    if workers > 1:
+        from goldset.evaluation.parallel import score_forked
+
+        return score_forked(pairs, samples, settings, workers)
     scorer = Scorer(settings)
     return [scorer.score(pair, samples.get(pair.id)) for pair in pairs]
 
