@@ -6,9 +6,14 @@ a chunk, answer and evidence quote = that sentence; 10% unanswerable questions o
 - the BM25 baseline: index build, and ``evaluate(target="bm25")`` end to end (ask, score, summarize, write);
 - the runner's own overhead: a sync and an async target that return at once, and a local HTTP endpoint;
 - ``compare_runs`` (paired bootstrap, 2,000 resamples) over 10,000 samples × 26 metrics;
-- the HTML report of a 2,000-question run.
+- the HTML report of a 2,000-question run;
+- the whole ``goldset eval --run FILE`` process on a run file of 10,000 questions × 10 contexts (~190 MB): wall
+  time and peak RSS of a fresh process (its own ``python -m goldset``), side by side with a reference checkout of
+  goldset when one is given (``--reference DIR``: a folder holding an older ``goldset`` package), so the ratio
+  holds on a shared machine whose load moves the absolute figures.
 
-Run: ``.venv/bin/python benchmarks/bench_eval.py`` (writes the ``## evaluate: runs, compare, report`` section).
+Run: ``.venv/bin/python benchmarks/bench_eval.py [--reference DIR] [--only-process]`` (writes the
+``## evaluate: runs, compare, report`` and ``## evaluate: the whole goldset eval process`` sections).
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from _results import cpu_model, write_section
+from _results import cpu_model, machine, write_section
 
 from goldset.baselines.bm25 import BM25Index, Passage
 from goldset.dataset import write_dataset
@@ -44,6 +49,9 @@ HERE = Path(__file__).resolve().parent
 KB = HERE.parent.parent / "shared" / "kb"
 RESULTS = HERE / "RESULTS.md"
 SECTION = "## evaluate: runs, compare, report"
+PROCESS_SECTION = "## evaluate: the whole goldset eval process"
+BIG_QUESTIONS = 10_000
+BIG_CONTEXTS = 10
 N_QUESTIONS = 2000
 TYPES = ("factual", "reasoning", "procedural", "comparison", "multi_hop")
 _SENT = re.compile(r"(?<=[.!?。！？])\s*")
@@ -146,11 +154,151 @@ def synthetic_runs(folder: Path, rng: random.Random, n: int = 10_000, n_metrics:
     return runs[0], runs[1]
 
 
+def system_windows(text: str, size: int = 1200, offset: int = 350) -> list[tuple[int, str]]:
+    """The system under test chunks the documents its own way: ``size``-character windows from ``offset``."""
+    starts = [0, *range(offset, len(text), size)]
+    return [(a, text[a:b]) for a, b in zip(starts, [*starts[1:], len(text)], strict=True) if b > a]
+
+
+def big_run(folder: Path, rng: random.Random) -> tuple[Path, Path]:
+    """A dataset of 10,000 pairs over the FastAPI docs and a run file answering them with 10 contexts each.
+
+    Quotes are 60-260 characters (20-80 in Chinese) of a goldset chunk, 1-3 per pair, 10% of pairs unanswerable.
+    The system's contexts are its own windows of the documents (so they recur, as with any index), with the windows
+    overlapping a quote placed at random ranks for 80% of the answerable pairs; every context carries its doc id,
+    its own chunk id (not goldset's) and a score.
+    """
+    docs: dict[str, str] = {}
+    chunks = []
+    for sub in ("fastapi-en-0.141.1", "fastapi-zh-0.141.1"):
+        for path in sorted((KB / sub).rglob("*.md")):
+            doc_id = f"{sub}/{path.relative_to(KB / sub).as_posix()}"
+            docs[doc_id] = path.read_text(encoding="utf-8")
+            chunks += chunk_document(docs[doc_id], doc_id)
+    windows = {d: system_windows(t) for d, t in docs.items()}
+
+    def context(doc_id: str, start: int, text: str) -> dict[str, Any]:
+        return {"text": text, "doc_id": doc_id, "chunk_id": f"{doc_id}@{start}", "score": round(rng.random(), 4)}
+
+    pool = [(d, a, w) for d, ws in windows.items() for a, w in ws]
+    pairs, lines = [], []
+    for n in range(BIG_QUESTIONS):
+        pid = f"qa-{n:05d}"
+        contexts = [context(*rng.choice(pool)) for _ in range(BIG_CONTEXTS)]
+        if n % 10 == 9:
+            pairs.append(QAPair(id=pid, question=f"question {n}?", answer="The docs do not say.",
+                                question_type="unanswerable", status="passed"))  # fmt: skip
+            answer = "I don't know." if rng.random() < 0.7 else "It is probably 42."
+        else:
+            c = rng.choice([c for c in rng.sample(chunks, 20) if len(c.text) > 300] or chunks)
+            zh = c.language == "zh"
+            evidence, spans = [], []
+            for _ in range(rng.randint(1, 3)):
+                length = rng.randint(20, 80) if zh else rng.randint(60, 260)
+                start = rng.randrange(0, max(1, len(c.text) - length))
+                quote = c.text[start : start + length].strip() or c.text[:80]
+                evidence.append(Evidence(chunk_id=c.id, doc_id=c.doc_id, quote=quote))
+                at = docs[c.doc_id].find(quote)
+                if at >= 0:
+                    spans.append((at, at + len(quote)))
+            pairs.append(QAPair(id=pid, question=f"question {n}?", answer=evidence[0].quote,
+                                question_type=TYPES[n % len(TYPES)], language=c.language, evidence=evidence,
+                                status="passed"))  # fmt: skip
+            answer = evidence[0].quote if rng.random() < 0.5 else evidence[0].quote[:40] + " and more words"
+            if rng.random() < 0.8:
+                for a, w in windows[c.doc_id]:
+                    if any(a < e and s < a + len(w) for s, e in spans):
+                        contexts[rng.randrange(BIG_CONTEXTS)] = context(c.doc_id, a, w)
+        # Written as most Python systems write JSON (json.dumps: non-ASCII escaped), checked against the schema.
+        sample = {"pair_id": pid, "answer": answer, "contexts": contexts,
+                  "latency": {"total_ms": rng.lognormvariate(6, 0.5), "ttft_ms": rng.lognormvariate(4, 0.3)},
+                  "tokens_in": rng.randint(500, 4000), "tokens_out": rng.randint(20, 400)}  # fmt: skip
+        lines.append(json.dumps(RunSample.model_validate(sample).model_dump(mode="json", exclude_none=True)))
+    write_dataset(folder / "data", pairs, chunks)
+    run = folder / "run.jsonl"
+    run.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder / "data", run
+
+
+def run_process(code: Path, args: list[str], cwd: Path) -> tuple[float, float, float]:
+    """(wall seconds, peak RSS in MB, 1-minute load average before) of one fresh ``python -m goldset`` process."""
+    import subprocess
+
+    load = os.getloadavg()[0]
+    env = {**os.environ, "PYTHONPATH": str(code)}
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "goldset", *args], cwd=cwd, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"goldset {' '.join(args)} failed with {code}: {err[-2000:]}")
+    return wall, usage.ru_maxrss / 1024, load
+
+
+def process_benchmark(tmp: Path, reference: Path | None, repeat: int = 3) -> str:
+    """Time the whole ``goldset eval --run`` process, alternating with the reference code when given."""
+    import shutil
+
+    data, run = big_run(tmp / "big", random.Random(7))
+    size_mb = run.stat().st_size / 1e6
+    codes = [("this checkout", HERE.parent)] + ([("reference", reference)] if reference else [])
+    rows: dict[str, list[tuple[float, float, float]]] = {name: [] for name, _ in codes}
+    stored: dict[str, float] = {}
+    for i in range(repeat):
+        for name, code in codes:
+            out = tmp / "big" / f"out-{name.replace(' ', '-')}-{i}"
+            rows[name].append(run_process(code, ["eval", "--dataset", str(data), "--run", str(run), "--out", str(out)],
+                                          tmp))  # fmt: skip
+            stored[name] = sum(f.stat().st_size for f in out.iterdir() if f.name.startswith("samples")) / 1e6
+            print(f"{name} run {i + 1}: {rows[name][-1][0]:.2f} s, {rows[name][-1][1]:.0f} MB, "
+                  f"load {rows[name][-1][2]:.2f}")  # fmt: skip
+            shutil.rmtree(out)
+    lines = []
+    for name, _ in codes:
+        walls = [r[0] for r in rows[name]]
+        rss = max(r[1] for r in rows[name])
+        loads = ", ".join(f"{r[2]:.2f}" for r in rows[name])
+        lines.append(f"| {name} | {statistics.median(walls):.2f} s ({min(walls):.2f}–{max(walls):.2f}) | "
+                     f"{rss:.0f} MB | {stored[name]:.1f} MB | {loads} |")  # fmt: skip
+    ratio = ""
+    if reference:
+        pairs = list(zip((r[0] for r in rows["this checkout"]), (r[0] for r in rows["reference"]), strict=True))
+        ratio = (f"\nWall-time ratio this checkout / reference, run by run (alternating, same load): "
+                 f"{', '.join(f'{a / b:.2f}' for a, b in pairs)}.")  # fmt: skip
+    return f"""{PROCESS_SECTION}
+Machine: {machine()}. Script: `benchmarks/bench_eval.py` (`process_benchmark`).
+
+`goldset eval --dataset data --run run.jsonl --out DIR` in a fresh process (`python -m goldset`, imports
+included), matcher `auto`, default settings: {BIG_QUESTIONS:,} questions × {BIG_CONTEXTS} contexts (the system's own
+1,200-character windows of the FastAPI docs, en + zh, with doc ids), run file {size_mb:.0f} MB. {repeat} runs each,
+alternating; peak RSS from `wait4`; load average (1 min) read before each run. "stored samples" is the size of the
+run folder's copy.
+
+| code | wall (median, range) | peak RSS | stored samples | load average per run |
+|---|---|---|---|---|
+{chr(10).join(lines)}
+{ratio}
+"""
+
+
 def main() -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reference", type=Path, help="folder holding a reference `goldset` package to compare")
+    parser.add_argument("--only-process", action="store_true", help="run only the whole-process benchmark")
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="goldset-bench-eval-"))
+    text = process_benchmark(tmp, args.reference)
+    write_section(text)
+    print(text)
+    if args.only_process:
+        return
     rng = random.Random(20261129)
     chunks = chunks_of_kb()
     pairs = build_pairs(rng, chunks, N_QUESTIONS)
-    tmp = Path(tempfile.mkdtemp(prefix="goldset-bench-eval-"))
     data = tmp / "data"
     # the dataset's chunks.jsonl keeps only cited chunks; the BM25 index must hold the whole KB to be a fair floor
     write_dataset(data, pairs, chunks)

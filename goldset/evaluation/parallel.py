@@ -87,15 +87,15 @@ def score_forked(
                 send.close()
             children.append((proc, recv, part))
         out = _score_slice(slices[0], samples, settings)
-        for proc, recv, part in children:
+        for proc, conn, part in children:
             result: tuple[str, Any] | None = None
-            if recv is not None:
+            if conn is not None:
                 try:
-                    result = pickle.loads(recv.recv_bytes())
+                    result = pickle.loads(conn.recv_bytes())
                 except (EOFError, OSError):  # the child died: score its slice here
                     result = None
                 finally:
-                    recv.close()
+                    conn.close()
                     proc.join()
             if result is None:
                 out += _score_slice(part, samples, settings)
