@@ -184,6 +184,7 @@ def test_a_bad_byte_is_reported_on_its_own_line(data: Path, tmp_path: Path) -> N
     with pytest.raises(RecordError, match=r"run\.jsonl:3: not UTF-8 text"):
         evaluate(data, run_file=run, out_dir=tmp_path / "out")
     assert not (tmp_path / "out").exists()
+    assert not list(tmp_path.glob(".*"))  # the samples compressed before the bad line are not left behind
 
 
 def test_exactly_one_source(data: Path, tmp_path: Path) -> None:

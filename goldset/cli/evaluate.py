@@ -173,9 +173,10 @@ def eval_(
     out_console.print(f"run {result.run_id} written to {result.folder}")
     if html is not None:
         from goldset.evaluation.report import write_report
-        from goldset.evaluation.runs import read_run
+        from goldset.evaluation.runs import StoredRun
 
-        write_report(html, read_run(result.folder))
+        stored = StoredRun(result.folder, result.meta, result.samples, result.scores, result.summary)
+        write_report(html, stored)  # what was just written, without reading it back
         out_console.print(f"report written to {html}")
     if result.gate is not None:
         _gate_table(result.gate)

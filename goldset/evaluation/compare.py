@@ -108,9 +108,9 @@ class Comparison:
         """One sentence saying how intervals and verdicts were computed (printed with every comparison)."""
         level = f"{self.confidence:.0%}"
         return (
-            f"verdicts: paired permutation test (sign flips) per metric, {CORRECTION} over the "
+            f"Verdicts: paired permutation test (sign flips) per metric, {CORRECTION} over the "
             f"{len(self.metrics)} metrics (at most {1 - self.confidence:.0%} chance of any false verdict); "
-            f"intervals: paired bootstrap {level}, per metric, not adjusted "
+            f"intervals: paired bootstrap {level} per metric, not adjusted "
             f"({self.n_resamples} resamples, seed {self.seed})"
         )
 

@@ -176,7 +176,7 @@ def evaluate(
     from goldset.evaluation import datasets
     from goldset.evaluation.compare import check_comparable
     from goldset.evaluation.gate import Thresholds, check_gate, load_thresholds
-    from goldset.evaluation.run_files import missing_sample
+    from goldset.evaluation.run_files import missing_sample, paused_gc
     from goldset.evaluation.runs import SampleStore, git_revision, make_run_id, write_run
     from goldset.evaluation.sampling import stratified_sample
     from goldset.evaluation.scoring import MISSING, score_run, summarize
@@ -197,7 +197,8 @@ def evaluate(
         settings = load_settings(ws, eval=running).eval
     else:
         settings = settings.model_copy(update={k: v for k, v in running.items() if v is not None})
-    data = dataset if isinstance(dataset, Dataset) else datasets.resolve_dataset(dataset, ws)
+    with paused_gc():
+        data = dataset if isinstance(dataset, Dataset) else datasets.resolve_dataset(dataset, ws)
     dataset_label = str(dataset if not isinstance(dataset, Dataset) else (data.path or "dataset"))
     fingerprint = datasets.dataset_fingerprint(data)
     notes: list[str] = []
@@ -256,7 +257,8 @@ def evaluate(
     store = SampleStore(folder.parent)
     try:
         if run_file is not None:
-            run = _from_file(Path(run_file), data, pairs, fingerprint, store)
+            with paused_gc():
+                run = _from_file(Path(run_file), data, pairs, fingerprint, store)
         elif target is not None:
             run = _from_target(target, data, pairs, settings, kb=kb, ws=ws, progress=progress)
         else:
@@ -284,8 +286,9 @@ def evaluate(
         run_id = make_run_id(run.label, fingerprint)
         meta = meta.model_copy(update={"run_id": run_id, "target": run.target, "created_at": utcnow()})
         # Pairs without a sample are scored as missing (failed, worst values) by score_run, never dropped.
-        scores = score_run(pairs, samples, settings, workers=settings.workers())
-        summary = summarize(run_id, scores, samples, settings)
+        with paused_gc():
+            scores = score_run(pairs, samples, settings, workers=settings.workers())
+            summary = summarize(run_id, scores, samples, settings)
         summary.notes = list(notes)
         folder = folder.parent / run_id if out_dir is None else folder
         write_run(folder, meta, store, scores, summary)

@@ -54,9 +54,11 @@ class StoredRun:
 
     @property
     def run_id(self) -> str:
+        """The run's id (``meta.run_id``)."""
         return self.meta.run_id
 
     def scores_by_id(self) -> dict[str, SampleScores]:
+        """The per-sample scores keyed by pair id."""
         return {s.pair_id: s for s in self.scores}
 
     def to_pandas(self) -> pandas.DataFrame:
@@ -252,7 +254,7 @@ def resolve_run_folder(spec: str | Path, ws: Workspace | None = None, runs_dir: 
 
 def read_run(spec: str | Path, ws: Workspace | None = None, runs_dir: Path | None = None) -> StoredRun:
     """Read an evaluation folder written by :func:`write_run`."""
-    from goldset.evaluation.run_files import iter_samples
+    from goldset.evaluation.run_files import iter_samples, paused_gc
 
     folder = resolve_run_folder(spec, ws, runs_dir)
     samples_file = folder / SAMPLES_FILE
@@ -266,7 +268,8 @@ def read_run(spec: str | Path, ws: Workspace | None = None, runs_dir: Path | Non
             f"{folder}: not a goldset run folder (missing {', '.join(missing)}); run `goldset eval` to create one"
         )
     meta = read_json(folder / META_FILE, RunMeta)
-    samples = {s.pair_id: s for _, _, s in iter_samples(samples_file)}
-    scores = read_jsonl(folder / SCORES_FILE, SampleScores)
+    with paused_gc():
+        samples = {s.pair_id: s for _, _, s in iter_samples(samples_file)}
+        scores = read_jsonl(folder / SCORES_FILE, SampleScores)
     summary = read_json(folder / SUMMARY_FILE, RunSummary)
     return StoredRun(folder=folder, meta=meta, samples=samples, scores=scores, summary=summary)

@@ -22,6 +22,7 @@ compute (judge metrics before a judge ran) are listed in ``left_out`` and the ot
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import partial
@@ -86,6 +87,7 @@ class Scorer:
         self._not_retrieval: dict[str, float | None] = dict.fromkeys(out for out, _ in self._retrieval)
 
     def score(self, pair: QAPair, sample: RunSample | None) -> SampleScores:
+        """Every per-sample metric of ``pair`` for ``sample`` (None: missing from the run, scored as failed)."""
         answerable = pair.question_type != "unanswerable"
         failed = sample is None or sample.error is not None
         error = MISSING if sample is None else sample.error
@@ -202,7 +204,12 @@ class _Columns:
         names: dict[str, None] = {}
         for s in scores:
             names.update(dict.fromkeys(s.metrics))
-        self.columns = {m: [s.metrics.get(m) for s in scores] for m in names}
+        keys = list(names)
+        if keys and all(len(s.metrics) == len(keys) for s in scores):  # the usual case: one plan, every metric
+            row = operator.itemgetter(*keys) if len(keys) > 1 else (lambda d: (d[keys[0]],))
+            self.columns = dict(zip(keys, map(list, zip(*(row(s.metrics) for s in scores), strict=True)), strict=True))
+        else:
+            self.columns = {m: [s.metrics.get(m) for s in scores] for m in keys}
 
     def means(self, rows: Iterable[int]) -> dict[str, float]:
         rows = list(rows)

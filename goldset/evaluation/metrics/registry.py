@@ -70,6 +70,8 @@ def metric(
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
         if name in _REGISTRY and _REGISTRY[name].fn is not fn:
             raise ValueError(f"metric {name!r} is registered twice")
+        if fn.__doc__ is None:  # help(recall_at_k) says what the registry says
+            fn.__doc__ = f"{description}\n\n{citation}"
         _REGISTRY[name] = MetricInfo(
             name, family, description, citation, fn, dict(params or {}), higher_is_better, on_failure
         )
