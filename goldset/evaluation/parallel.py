@@ -1,4 +1,4 @@
-"""Scoring a large run on several cores: forked processes each score a slice of the pairs.
+"""Scoring a large run on several cores: forked processes each score a slice of the pairs (:func:`map_forked`).
 
 Scoring is pure Python (the matcher, tokenisation, the metric functions), so threads would share one core. A
 forked child inherits the pairs and samples already in memory (nothing is pickled on the way in) and sends back
@@ -16,39 +16,30 @@ from __future__ import annotations
 import gc
 import pickle
 import sys
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
 
-    from goldset.evaluation.settings import EvalSettings
-    from goldset.schema import QAPair, RunSample, SampleScores
+T = TypeVar("T")
+R = TypeVar("R")
 
-#: Fewer pairs than this per process and starting one costs more than it saves.
+#: Fewer items than this per process and starting one costs more than it saves.
 MIN_PER_WORKER = 1000
 
 
 def available() -> bool:
-    """Whether scoring may fork here (Linux, with the fork start method)."""
+    """Whether work may be forked here (Linux, with the fork start method)."""
     import multiprocessing
 
     return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
 
 
-def _score_slice(pairs: list[QAPair], samples: Mapping[str, RunSample], settings: EvalSettings) -> list[SampleScores]:
-    from goldset.evaluation.scoring import Scorer
-
-    scorer = Scorer(settings)
-    return [scorer.score(pair, samples.get(pair.id)) for pair in pairs]
-
-
-def _child(
-    conn: Connection, pairs: list[QAPair], samples: Mapping[str, RunSample], settings: EvalSettings
-) -> None:
-    """Runs in the forked process: score the slice, send ('ok', scores) or ('error', exception)."""
+def _child(conn: Connection, fn: Callable[[Sequence[T]], list[R]], part: Sequence[T]) -> None:
+    """Runs in the forked process: ``fn(part)``, sent back as ('ok', results) or ('error', exception)."""
     try:
-        payload: tuple[str, Any] = ("ok", _score_slice(pairs, samples, settings))
+        payload: tuple[str, Any] = ("ok", fn(part))
     except Exception as exc:  # raised again in the parent, as in one process
         payload = ("error", exc)
     try:
@@ -59,46 +50,45 @@ def _child(
         conn.close()
 
 
-def score_forked(
-    pairs: list[QAPair], samples: Mapping[str, RunSample], settings: EvalSettings, workers: int
-) -> list[SampleScores]:
-    """Score ``pairs`` in ``workers`` processes (this one included), in the pairs' order."""
+def map_forked(fn: Callable[[Sequence[T]], list[R]], items: Sequence[T], workers: int) -> list[R]:
+    """``fn(items)``, computed as ``fn`` of consecutive slices in ``workers`` processes (this one included) and
+    concatenated in order. ``fn`` and what it reads are inherited by the children, not pickled; its results are."""
     import multiprocessing
 
-    workers = max(1, min(workers, len(pairs) // MIN_PER_WORKER))
+    workers = max(1, min(workers, len(items) // MIN_PER_WORKER))
     if workers == 1 or not available():
-        return _score_slice(pairs, samples, settings)
+        return fn(items)
     ctx = multiprocessing.get_context("fork")
-    size = -(-len(pairs) // workers)
-    slices = [pairs[i : i + size] for i in range(0, len(pairs), size)]
-    children: list[tuple[Any, Connection | None, list[QAPair]]] = []
+    size = -(-len(items) // workers)
+    slices = [items[i : i + size] for i in range(0, len(items), size)]
+    children: list[tuple[Any, Connection | None, Sequence[T]]] = []
     gc.freeze()
     try:
         for part in slices[1:]:
             recv, send = ctx.Pipe(duplex=False)
-            proc = ctx.Process(target=_child, args=(send, part, samples, settings), daemon=True)
+            proc = ctx.Process(target=_child, args=(send, fn, part), daemon=True)
             try:
                 proc.start()
-            except OSError:  # no memory or process slot for a child: this process scores the slice
+            except OSError:  # no memory or process slot for a child: this process does the slice
                 recv.close()
                 children.append((None, None, part))
                 continue
             finally:
                 send.close()
             children.append((proc, recv, part))
-        out = _score_slice(slices[0], samples, settings)
+        out = fn(slices[0])
         for proc, conn, part in children:
             result: tuple[str, Any] | None = None
             if conn is not None:
                 try:
                     result = pickle.loads(conn.recv_bytes())
-                except (EOFError, OSError):  # the child died: score its slice here
+                except (EOFError, OSError):  # the child died: do its slice here
                     result = None
                 finally:
                     conn.close()
                     proc.join()
             if result is None:
-                out += _score_slice(part, samples, settings)
+                out += fn(part)
             elif result[0] == "error":
                 raise result[1]
             else:

@@ -201,8 +201,9 @@ def read_run_file(
         if questions is not None and pid in questions:
             line = raw
             if not sample.question:
-                sample.__dict__["question"] = questions[pid]
                 absent = "question" not in sample.model_fields_set and raw.lstrip().startswith(b"{")
+                sample.__dict__["question"] = questions[pid]
+                sample.model_fields_set.add("question")
                 line = with_question(raw, questions[pid]) if absent else sample.model_dump_json().encode("utf-8")
             if keep is not None:
                 keep(pid, line)

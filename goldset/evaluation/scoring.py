@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -176,12 +176,16 @@ def score_run(
     the same). Raises :class:`ConfigError` when the matcher cannot work on this run (:func:`check_run_fits_matcher`).
     """
     check_run_fits_matcher(samples.values(), settings)
-    if workers > 1:
-        from goldset.evaluation.parallel import score_forked
 
-        return score_forked(pairs, samples, settings, workers)
-    scorer = Scorer(settings)
-    return [scorer.score(pair, samples.get(pair.id)) for pair in pairs]
+    def score(part: Sequence[QAPair]) -> list[SampleScores]:
+        scorer = Scorer(settings)  # one per process: its matcher caches are its own
+        return [scorer.score(pair, samples.get(pair.id)) for pair in part]
+
+    if workers > 1:
+        from goldset.evaluation.parallel import map_forked
+
+        return map_forked(score, pairs, workers)
+    return score(pairs)
 
 
 # -- aggregation -----------------------------------------------------------------------------------------------
