@@ -252,3 +252,20 @@ def test_a_large_run_scored_in_several_processes_gets_the_same_scores() -> None:
     assert parallel.available() == os.uname().sysname.startswith("Linux")
     assert EvalSettings(score_workers=3).workers() == 3 and 1 <= EvalSettings().workers() <= 4
     assert "score_workers" not in EvalSettings().scoring()  # how fast, never what: runs stay comparable
+
+
+def test_forked_slices_come_back_in_order_and_their_errors_are_raised() -> None:
+    import os
+
+    from goldset.evaluation.parallel import MIN_PER_WORKER, available, map_forked
+
+    items = list(range(2 * MIN_PER_WORKER + 1))
+    seen = map_forked(lambda part: [(x, os.getpid()) for x in part], items, 2)
+    assert [x for x, _ in seen] == items
+    assert len({pid for _, pid in seen}) == (2 if available() else 1)
+
+    def refuse(part: object) -> list[int]:
+        raise ValueError("a setting no process can score with")
+
+    with pytest.raises(ValueError, match="no process can score with"):
+        map_forked(refuse, items, 2)
