@@ -220,8 +220,41 @@ def big_run(folder: Path, rng: random.Random) -> tuple[Path, Path]:
     return folder / "data", run
 
 
-def run_process(code: Path, args: list[str], cwd: Path) -> tuple[float, float, float]:
-    """(wall seconds, peak RSS in MB, 1-minute load average before) of one fresh ``python -m goldset`` process."""
+def _status_kb(pid: int, key: str) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def _tree_pss_kb(pid: int) -> int:
+    """Proportional set size of a process and its children, summed (pages shared after a fork count once)."""
+    pids = [pid]
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            pids.append(int(stat.parent.name))
+    total = 0
+    for p in pids:
+        try:
+            for line in Path(f"/proc/{p}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total += int(line.split()[1])
+        except OSError:
+            pass
+    return total
+
+
+def run_process(code: Path, args: list[str], cwd: Path) -> tuple[float, float, float, float, float]:
+    """One fresh ``python -m goldset`` process: (wall s, CPU s (user + sys), peak RSS MB of the goldset process
+    (VmHWM, which starts at exec: wait4's ru_maxrss would count the benchmark's own memory, forked before exec),
+    peak memory MB of the process and its children together (summed PSS, sampled every 50 ms), load average)."""
     import subprocess
 
     load = os.getloadavg()[0]
@@ -229,12 +262,24 @@ def run_process(code: Path, args: list[str], cwd: Path) -> tuple[float, float, f
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "goldset", *args], cwd=cwd, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    peak = [0, 0]
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.05):
+            peak[0] = max(peak[0], _tree_pss_kb(proc.pid))
+            peak[1] = max(peak[1], _status_kb(proc.pid, "VmHWM"))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
+    done.set()
+    sampler.join()
     err = proc.stderr.read().decode() if proc.stderr else ""
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"goldset {' '.join(args)} failed with {code}: {err[-2000:]}")
-    return wall, usage.ru_maxrss / 1024, load
+    return wall, usage.ru_utime + usage.ru_stime, peak[1] / 1024, peak[0] / 1024, load
 
 
 def process_benchmark(tmp: Path, reference: Path | None, repeat: int = 3) -> str:
@@ -244,7 +289,7 @@ def process_benchmark(tmp: Path, reference: Path | None, repeat: int = 3) -> str
     data, run = big_run(tmp / "big", random.Random(7))
     size_mb = run.stat().st_size / 1e6
     codes = [("this checkout", HERE.parent)] + ([("reference", reference)] if reference else [])
-    rows: dict[str, list[tuple[float, float, float]]] = {name: [] for name, _ in codes}
+    rows: dict[str, list[tuple[float, float, float, float, float]]] = {name: [] for name, _ in codes}
     stored: dict[str, float] = {}
     for i in range(repeat):
         for name, code in codes:
@@ -252,16 +297,19 @@ def process_benchmark(tmp: Path, reference: Path | None, repeat: int = 3) -> str
             rows[name].append(run_process(code, ["eval", "--dataset", str(data), "--run", str(run), "--out", str(out)],
                                           tmp))  # fmt: skip
             stored[name] = sum(f.stat().st_size for f in out.iterdir() if f.name.startswith("samples")) / 1e6
-            print(f"{name} run {i + 1}: {rows[name][-1][0]:.2f} s, {rows[name][-1][1]:.0f} MB, "
-                  f"load {rows[name][-1][2]:.2f}")  # fmt: skip
+            wall, cpu, rss, tree, load = rows[name][-1]
+            print(f"{name} run {i + 1}: {wall:.2f} s, cpu {cpu:.2f} s, {rss:.0f} MB, all {tree:.0f} MB, {load=:.2f}")
             shutil.rmtree(out)
     lines = []
     for name, _ in codes:
         walls = [r[0] for r in rows[name]]
-        rss = max(r[1] for r in rows[name])
-        loads = ", ".join(f"{r[2]:.2f}" for r in rows[name])
+        cpus = [r[1] for r in rows[name]]
+        rss = max(r[2] for r in rows[name])
+        tree = max(r[3] for r in rows[name])
+        loads = ", ".join(f"{r[4]:.2f}" for r in rows[name])
         lines.append(f"| {name} | {statistics.median(walls):.2f} s ({min(walls):.2f}–{max(walls):.2f}) | "
-                     f"{rss:.0f} MB | {stored[name]:.1f} MB | {loads} |")  # fmt: skip
+                     f"{statistics.median(cpus):.2f} s | {rss:.0f} MB | {tree:.0f} MB | {stored[name]:.1f} MB | "
+                     f"{loads} |")  # fmt: skip
     ratio = ""
     if reference:
         pairs = list(zip((r[0] for r in rows["this checkout"]), (r[0] for r in rows["reference"]), strict=True))
@@ -273,11 +321,12 @@ Machine: {machine()}. Script: `benchmarks/bench_eval.py` (`process_benchmark`).
 `goldset eval --dataset data --run run.jsonl --out DIR` in a fresh process (`python -m goldset`, imports
 included), matcher `auto`, default settings: {BIG_QUESTIONS:,} questions × {BIG_CONTEXTS} contexts (the system's own
 1,200-character windows of the FastAPI docs, en + zh, with doc ids), run file {size_mb:.0f} MB. {repeat} runs each,
-alternating; peak RSS from `wait4`; load average (1 min) read before each run. "stored samples" is the size of the
-run folder's copy.
+alternating. CPU: user + sys of the process and its children (`wait4`). Peak RSS: of the goldset process
+(`VmHWM`); peak memory: the process and its forked scorers together, summed PSS (shared pages counted once);
+both sampled every 50 ms. Load average (1 min) read before each run. "stored samples": the run folder's copy.
 
-| code | wall (median, range) | peak RSS | stored samples | load average per run |
-|---|---|---|---|---|
+| code | wall (median, range) | CPU (median) | peak RSS | peak memory, all | stored samples | load average per run |
+|---|---|---|---|---|---|---|
 {chr(10).join(lines)}
 {ratio}
 """
