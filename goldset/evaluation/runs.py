@@ -164,9 +164,11 @@ class SampleStore:
                 self._pending.remove(f)
 
     def add_line(self, pair_id: str, line: bytes) -> None:
-        """Store one sample given as its JSON line (without a line break)."""
+        """Store one sample given as its JSON line (a line break is added when it has none)."""
         self._ids.add(pair_id)
-        self._block += (line, b"\n")
+        self._block.append(line)
+        if not line.endswith(b"\n"):
+            self._block.append(b"\n")
         self._size += len(line) + 1
         if self._size >= self.BLOCK:
             self._flush_block()
