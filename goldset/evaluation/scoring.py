@@ -191,12 +191,6 @@ def score_run(
 # -- aggregation -----------------------------------------------------------------------------------------------
 
 
-def mean_metrics(scores: Iterable[SampleScores]) -> dict[str, float]:
-    """Mean of each metric over the samples where it is not None, plus ``n`` (samples in the group)."""
-    scores = list(scores)
-    return _Columns(scores).means(range(len(scores)))
-
-
 class _Columns:
     """Per-sample metric values by metric, read once: the means of every group then walk lists, not dicts.
 
