@@ -282,13 +282,13 @@ def run_process(code: Path, args: list[str], cwd: Path) -> tuple[float, float, f
     return wall, usage.ru_utime + usage.ru_stime, peak[1] / 1024, peak[0] / 1024, load
 
 
-def process_benchmark(tmp: Path, reference: Path | None, repeat: int = 3) -> str:
+def process_benchmark(tmp: Path, reference: Path | None, label: str = "reference", repeat: int = 3) -> str:
     """Time the whole ``goldset eval --run`` process, alternating with the reference code when given."""
     import shutil
 
     data, run = big_run(tmp / "big", random.Random(7))
     size_mb = run.stat().st_size / 1e6
-    codes = [("this checkout", HERE.parent)] + ([("reference", reference)] if reference else [])
+    codes = [("this checkout", HERE.parent)] + ([(label, reference)] if reference else [])
     rows: dict[str, list[tuple[float, float, float, float, float]]] = {name: [] for name, _ in codes}
     stored: dict[str, float] = {}
     for i in range(repeat):
@@ -312,8 +312,8 @@ def process_benchmark(tmp: Path, reference: Path | None, repeat: int = 3) -> str
                      f"{loads} |")  # fmt: skip
     ratio = ""
     if reference:
-        pairs = list(zip((r[0] for r in rows["this checkout"]), (r[0] for r in rows["reference"]), strict=True))
-        ratio = (f"\nWall-time ratio this checkout / reference, run by run (alternating, same load): "
+        pairs = list(zip((r[0] for r in rows["this checkout"]), (r[0] for r in rows[label]), strict=True))
+        ratio = (f"\nWall-time ratio this checkout / {label}, run by run (alternating, same load): "
                  f"{', '.join(f'{a / b:.2f}' for a, b in pairs)}.")  # fmt: skip
     return f"""{PROCESS_SECTION}
 Machine: {machine()}. Script: `benchmarks/bench_eval.py` (`process_benchmark`).
@@ -337,10 +337,11 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reference", type=Path, help="folder holding a reference `goldset` package to compare")
+    parser.add_argument("--reference-label", default="reference", help="what the reference is, for the table")
     parser.add_argument("--only-process", action="store_true", help="run only the whole-process benchmark")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="goldset-bench-eval-"))
-    text = process_benchmark(tmp, args.reference)
+    text = process_benchmark(tmp, args.reference, args.reference_label)
     write_section(text)
     print(text)
     if args.only_process:
