@@ -120,13 +120,27 @@ class _Echo(BaseHTTPRequestHandler):
         pass
 
 
-def timed(fn: Any, repeat: int = 1) -> tuple[float, Any]:
+class Seconds(float):
+    """A timing that remembers the 1-minute load average when its measurement started (the machine is shared)."""
+
+    load: float = 0.0
+
+
+def timed(fn: Any, repeat: int = 1) -> tuple[Seconds, Any]:
+    """(median seconds, with the load average at the start; the last result) of ``fn``."""
     times, out = [], None
+    load = os.getloadavg()[0]
     for _ in range(repeat):
         start = time.perf_counter()
         out = fn()
         times.append(time.perf_counter() - start)
-    return statistics.median(times), out
+    median = Seconds(statistics.median(times))
+    median.load = load
+    return median, out
+
+
+def load_of(figure: float) -> str:
+    return f"load {figure.load:.2f}" if isinstance(figure, Seconds) else ""
 
 
 def synthetic_runs(folder: Path, rng: random.Random, n: int = 10_000, n_metrics: int = 26) -> tuple[Any, Any]:
@@ -407,21 +421,25 @@ def main() -> None:
         ("async callable, returns at once", t_async, ""),
         ("HTTP endpoint on 127.0.0.1 (httpx)", t_http, f"{http_run.summary.n_failed} failed; stdlib server"),
     ]
-    table = "\n".join(f"| {label} | {t:.2f} s | {n / t:,.0f} | {t_score:.2f} s | {note} |" for label, t, note in rows)
+    table = "\n".join(
+        f"| {label} | {t:.2f} s ({load_of(t)}) | {n / t:,.0f} | {t_score:.2f} s | {note} |" for label, t, note in rows
+    )
     text = f"""{SECTION}
 Machine: {machine}. Script: `benchmarks/bench_eval.py`.
 
 Synthetic golden set from goldset's chunks of the FastAPI docs (en + zh, {len(chunks)} chunks): {n} questions of
 8 words drawn from one sentence of a chunk (10% unanswerable). Each `evaluate()` is end to end: ask every question
-(concurrency 8), score (all per-sample metrics, k = 1, 3, 5, 10), summarize, write `runs/<id>/`. Single runs.
+(concurrency 8), score (all per-sample metrics, k = 1, 3, 5, 10), summarize, write `runs/<id>/`. Single runs; the
+1-minute load average when each measurement started is given beside it (the machine is shared).
 
 | run source | evaluate() | questions/s | of which scoring | notes |
 |---|---|---|---|---|
 {table}
 
-`compare_runs`, paired bootstrap with 2,000 resamples: 10,000 samples × 26 metrics in {t_cmp:.2f} s; the two real
-{n}-question runs above in {t_cmp_real:.2f} s. HTML report of the bm25 run with the other as baseline (bootstrap
-included): {t_report:.2f} s, {size_kib:.0f} KiB, self-contained.
+`compare_runs` (paired bootstrap, 2,000 resamples; paired permutation tests, 5,200 sign flips, Holm–Bonferroni):
+10,000 samples × 26 metrics in {t_cmp:.2f} s ({load_of(t_cmp)}); the two real {n}-question runs above in
+{t_cmp_real:.2f} s ({load_of(t_cmp_real)}). HTML report of the bm25 run with the other as baseline (comparison
+included): {t_report:.2f} s ({load_of(t_report)}), {size_kib:.0f} KiB, self-contained.
 """
     write_section(text)
     print(text)

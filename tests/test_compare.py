@@ -135,6 +135,13 @@ def test_runs_scored_with_different_settings_are_refused_naming_them(tmp_path: P
         compare_runs(a, c)
     same = store(tmp_path / "d", vals, config={"matcher": "auto", "ks": [1, 5], "conciseness": {"max_ratio": 2.0}})
     assert compare_runs(a, same, n_resamples=200).setting_differences == []
+    # a setting the older run does not record compares as its default (added since, with the old behaviour)...
+    newer = {"matcher": "auto", "ks": [1, 5], "conciseness": {"max_ratio": 2.0, "slack_tokens": 10}}
+    assert compare_runs(a, store(tmp_path / "e", vals, config=newer), n_resamples=200).setting_differences == []
+    # ...and as a difference when it is not the default
+    newer["conciseness"]["slack_tokens"] = 0
+    with pytest.raises(UsageError, match=r"conciseness\.slack_tokens \(10 vs 0\)"):
+        compare_runs(a, store(tmp_path / "f", vals, config=newer))
 
 
 def test_permutation_p_values_agree_with_scipy() -> None:

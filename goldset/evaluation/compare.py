@@ -244,6 +244,21 @@ def setting_differences(a: Mapping[str, Any], b: Mapping[str, Any], prefix: str 
     return out
 
 
+def _with_defaults(config: Mapping[str, Any]) -> dict[str, Any]:
+    """A run's scoring settings with today's defaults for the settings it does not record: a setting added to goldset
+    since the run was made comes with the default that keeps the old behaviour, and must not make it incomparable."""
+    from goldset.evaluation.settings import EvalSettings
+
+    def merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+        out = dict(base)
+        for key, value in over.items():
+            nested = isinstance(out.get(key), dict) and isinstance(value, Mapping)
+            out[key] = merge(out[key], value) if nested else value
+        return out
+
+    return merge(EvalSettings().scoring(), config)
+
+
 def check_comparable(
     a: RunMeta, b: RunMeta, labels: tuple[str, str] | None = None, *, allow_different_settings: bool = False
 ) -> list[str]:
@@ -271,7 +286,9 @@ def check_comparable(
         which = la if not a.metric_config else lb
         differ = [f"{which} records no scoring settings (metric_config)"]
     else:
-        differ = setting_differences(a.metric_config, b.metric_config)
+        differ = setting_differences(_with_defaults(a.metric_config), _with_defaults(b.metric_config))
+        if not differ:
+            return []
     if allow_different_settings:
         return differ
     shown = "; ".join(differ[:5]) + (f" (+{len(differ) - 5} more)" if len(differ) > 5 else "")
