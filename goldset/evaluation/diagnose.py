@@ -182,7 +182,7 @@ def _over_refusal(v: list[float], s: RunSummary) -> Diagnosis | None:
     if false_refusal > 0.2:
         return Diagnosis(
             "over-refusal",
-            "the system refuses answerable questions it answered without failing (false refusal > 0.2)",
+            "the system refuses answerable questions (false refusal > 0.2 of the answers it gave)",
             "a refusal policy that is too strict, or retrieval that misses the evidence",
             "loosen the refusal instruction; check recall on the refused questions",
         )

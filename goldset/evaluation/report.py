@@ -198,16 +198,18 @@ def _diagnoses_html(found: list[Diagnosis], skipped: list[str]) -> str:
     return out
 
 
-def _sample_quality(s: SampleScores) -> float:
-    """A per-question figure to rank the worst: mean of its higher-is-better values; failed questions rank first."""
+def _sample_quality(s: SampleScores, upward: set[str]) -> float:
+    """A per-question figure to rank the worst: mean of its higher-is-better values (``upward``); failed questions
+    rank first."""
     if s.failed:
         return -1.0
-    vals = [v for k, v in s.metrics.items() if v is not None and higher_is_better(k) is True and not math.isnan(v)]
+    vals = [v for k, v in s.metrics.items() if v is not None and k in upward and not math.isnan(v)]
     return sum(vals) / len(vals) if vals else 0.0
 
 
 def _worst_html(run: StoredRun, n: int) -> str:
-    worst = sorted(run.scores, key=lambda s: (_sample_quality(s), s.pair_id))[:n]
+    upward = {m for m in {m for s in run.scores for m in s.metrics} if higher_is_better(m) is True}
+    worst = sorted(run.scores, key=lambda s: (_sample_quality(s, upward), s.pair_id))[:n]
     rows = []
     for s in worst:
         sample = run.samples.get(s.pair_id)
