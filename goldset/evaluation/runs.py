@@ -180,9 +180,6 @@ class SampleStore:
     def __contains__(self, pair_id: object) -> bool:
         return pair_id in self._ids
 
-    def __len__(self) -> int:
-        return len(self._ids)
-
     def finish(self, path: Path) -> None:
         """Compress what is left, end the gzip stream and move the file to ``path``."""
         self._flush_block()

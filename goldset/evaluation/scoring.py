@@ -176,16 +176,19 @@ def score_run(
     the same). Raises :class:`ConfigError` when the matcher cannot work on this run (:func:`check_run_fits_matcher`).
     """
     check_run_fits_matcher(samples.values(), settings)
-
-    def score(part: Sequence[QAPair]) -> list[SampleScores]:
-        scorer = Scorer(settings)  # one per process: its matcher caches are its own
-        return [scorer.score(pair, samples.get(pair.id)) for pair in part]
-
+    items = [(pair, samples.get(pair.id)) for pair in pairs]
     if workers > 1:
         from goldset.evaluation.parallel import map_forked
 
-        return map_forked(score, pairs, workers)
-    return score(pairs)
+        return map_forked(partial(score_items, settings), items, workers)
+    return score_items(settings, items)
+
+
+def score_items(settings: EvalSettings, items: Sequence[tuple[QAPair, RunSample | None]]) -> list[SampleScores]:
+    """Score (pair, sample or None) items with one :class:`Scorer`: the unit of work of a scoring process (its
+    matcher caches are its own)."""
+    scorer = Scorer(settings)
+    return [scorer.score(pair, sample) for pair, sample in items]
 
 
 # -- aggregation -----------------------------------------------------------------------------------------------
