@@ -135,8 +135,10 @@ class _EarlyScoring:
 
     def finish(self, pairs: list[QAPair], samples: dict[str, RunSample]) -> list[SampleScores]:
         """Every pair's scores in the pairs' order: the rest scored here, then the early shares collected."""
-        from goldset.evaluation.scoring import check_run_fits_matcher, score_items
+        from goldset.evaluation.scoring import check_run_fits_matcher, score_items, score_run
 
+        if not self.started:  # nothing was handed on (a gzip run file): score as usual, in several processes
+            return score_run(pairs, samples, self.settings, workers=self.workers)
         check_run_fits_matcher(samples.values(), self.settings)
         rest = score_items(self.settings, [(p, samples.get(p.id)) for p in pairs if p.id not in self.started])
         by_id = {s.pair_id: s for s in (*rest, *self.forks.collect())}
