@@ -93,7 +93,7 @@ def _from_file(
         questions=wanted,
         keep=store.add_line,
         on_share=early.start if early else None,
-        shares=early.workers if early else 1,
+        share_at=early.share_at() if early else (),
     )
     notes = list(run.notes)
     extra = sorted(set(run.samples) - set(wanted))
@@ -109,7 +109,7 @@ def _from_file(
 
 
 class _EarlyScoring:
-    """Scoring a large run file while it is read: each share of the file read (1/workers of it) is scored in a
+    """Scoring a large run file while it is read: each share of the file read (:meth:`share_at`) is scored in a
     forked process while this one reads on; this process scores the last share and the pairs the run lacks.
 
     On two cores this overlaps the two halves of the work (reading is a third of it, scoring the rest), where
@@ -127,6 +127,14 @@ class _EarlyScoring:
         self.workers = workers
         self.forks: Forks[tuple[QAPair, RunSample | None], SampleScores] = Forks(partial(score_items, settings))
         self.started: set[str] = set()
+
+    def share_at(self) -> list[float]:
+        """Where in the file each forked share ends: even shares, this process keeping the last one.
+
+        (Measured with two workers: this process also reads the file and writes the run, the other core also
+        compresses the samples; even shares keep the two about equally busy.)
+        """
+        return [k / self.workers for k in range(1, self.workers)]
 
     def start(self, samples: list[RunSample]) -> None:
         part = [(self.by_id[s.pair_id], s) for s in samples if s.pair_id in self.by_id]

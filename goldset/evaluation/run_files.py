@@ -18,7 +18,7 @@ import gc
 import gzip
 import io
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -176,7 +176,7 @@ def read_run_file(
     questions: dict[str, str] | None = None,
     keep: Callable[[str, bytes], None] | None = None,
     on_share: Callable[[list[RunSample]], None] | None = None,
-    shares: int = 1,
+    share_at: Sequence[float] = (),
 ) -> RunFile:
     """Read a run file (JSONL of RunSample, or its gzip) and check it belongs to ``dataset``.
 
@@ -188,9 +188,9 @@ def read_run_file(
     lack it, and ``keep(pair_id, line)`` receives each one's JSON line as it is read (the raw line, with the
     question added when it was missing), so the run folder can store it without serialising it again.
 
-    ``on_share(samples)`` is called with the evaluated samples read so far (not yet handed on) each time another
-    1/``shares`` of a plain (not gzip) file has been read, before the last share: the caller can start scoring them
-    while the rest is read. A file with an error raises all the same; what was handed on is then to be dropped.
+    ``on_share(samples)`` is called with the evaluated samples read so far (not yet handed on) each time the share
+    of a plain (not gzip) file read passes one of ``share_at`` (fractions, ascending): the caller can start scoring
+    them while the rest is read. A file with an error raises all the same; what was handed on is then to be dropped.
     """
     path = Path(path)
     if not path.is_file():
@@ -201,7 +201,7 @@ def read_run_file(
     notes: list[str] = []
     no_contexts = 0
     size = path.stat().st_size
-    marks = [size * k // shares for k in range(1, shares)] if on_share and path.suffix != ".gz" else []
+    marks = [int(size * f) for f in share_at] if on_share and path.suffix != ".gz" else []
     done_bytes = 0
     pending: list[RunSample] = []
     for lineno, raw, sample in iter_samples(path):
