@@ -69,7 +69,7 @@ def chunks_of_kb() -> list[Any]:
 
 
 def build_pairs(rng: random.Random, chunks: list[Any], n: int) -> list[QAPair]:
-    pairs = []
+    pairs: list[QAPair] = []
     while len(pairs) < n:
         i = len(pairs)
         if i % 10 == 9:

@@ -4,6 +4,7 @@ against scipy), dataset and settings checks, the questions that got worse."""
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from goldset.schema import RunMeta, RunSample, RunSummary, SampleScores
 
 def store(
     folder: Path,
-    values: dict[str, dict[str, float | None]],
+    values: Mapping[str, Mapping[str, float | None]],
     *,
     manifest_hash: str = "h1",
     version: str = "v1",
@@ -26,7 +27,7 @@ def store(
 ) -> StoredRun:
     """A run folder with hand-made per-sample scores (no scoring code involved)."""
     scores = [
-        SampleScores(pair_id=pid, question_type="factual" if i % 2 else "procedural", language="en", metrics=m)
+        SampleScores(pair_id=pid, question_type="factual" if i % 2 else "procedural", language="en", metrics=dict(m))
         for i, (pid, m) in enumerate(sorted(values.items()))
     ]
     samples = [RunSample(pair_id=pid, question=f"question {pid}?") for pid in values]
@@ -73,7 +74,9 @@ def test_pairing_makes_a_small_consistent_gain_significant() -> None:
 
 def test_compare_runs_reports_metrics_and_regressions(tmp_path: Path) -> None:
     a_vals = {f"q{i}": {"recall@5": 1.0, "mrr": 0.5, "latency_ms": 100.0} for i in range(20)}
-    b_vals = {f"q{i}": {"recall@5": 1.0, "mrr": 0.5, "latency_ms": 80.0} for i in range(20)}
+    b_vals: dict[str, dict[str, float | None]] = {
+        f"q{i}": {"recall@5": 1.0, "mrr": 0.5, "latency_ms": 80.0} for i in range(20)
+    }
     b_vals["q3"]["recall@5"] = 0.0
     b_vals["q7"]["mrr"] = 0.25
     b_vals["q9"]["recall@5"] = None  # not applicable in B: left out of the pairing for that metric
@@ -136,10 +139,11 @@ def test_runs_scored_with_different_settings_are_refused_naming_them(tmp_path: P
     same = store(tmp_path / "d", vals, config={"matcher": "auto", "ks": [1, 5], "conciseness": {"max_ratio": 2.0}})
     assert compare_runs(a, same, n_resamples=200).setting_differences == []
     # a setting the older run does not record compares as its default (added since, with the old behaviour)...
-    newer = {"matcher": "auto", "ks": [1, 5], "conciseness": {"max_ratio": 2.0, "slack_tokens": 10}}
+    conciseness: dict[str, float] = {"max_ratio": 2.0, "slack_tokens": 10}
+    newer = {"matcher": "auto", "ks": [1, 5], "conciseness": conciseness}
     assert compare_runs(a, store(tmp_path / "e", vals, config=newer), n_resamples=200).setting_differences == []
     # ...and as a difference when it is not the default
-    newer["conciseness"]["slack_tokens"] = 0
+    conciseness["slack_tokens"] = 0
     with pytest.raises(UsageError, match=r"conciseness\.slack_tokens \(10 vs 0\)"):
         compare_runs(a, store(tmp_path / "f", vals, config=newer))
 
@@ -183,8 +187,8 @@ def test_verdicts_are_corrected_for_the_number_of_metrics(tmp_path: Path) -> Non
     """26 metrics: one with a modest gain (p about 0.01 alone) is not called better once corrected; a strong one is."""
     rng = np.random.default_rng(3)
     n = 400
-    a_vals: dict[str, dict[str, float | None]] = {}
-    b_vals: dict[str, dict[str, float | None]] = {}
+    a_vals: dict[str, dict[str, float]] = {}
+    b_vals: dict[str, dict[str, float]] = {}
     modest = rng.normal(0.0, 1.0, n)
     modest = modest - modest.mean() + 0.13  # mean difference 0.13 with sd 1: t about 2.6, p about 0.01
     for i in range(n):

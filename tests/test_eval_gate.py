@@ -94,8 +94,13 @@ def test_a_bad_thresholds_file_fails_before_the_run(tmp_path: Path, monkeypatch:
     thresholds = tmp_path / "gate.yaml"
     thresholds.write_text("mins: {recall@5: 0.5}\n", encoding="utf-8")
     calls: list[str] = []
+
+    def system(question: str) -> str:
+        calls.append(question)
+        return "x"
+
     with pytest.raises(ConfigError, match="mins: unknown key"):
-        evaluate(data, target=lambda q: calls.append(q) or "x", thresholds=thresholds, out_dir=tmp_path / "out")
+        evaluate(data, target=system, thresholds=thresholds, out_dir=tmp_path / "out")
     assert calls == [] and not (tmp_path / "out").exists()
 
 
@@ -154,8 +159,13 @@ def test_a_relative_gate_refuses_a_baseline_scored_with_other_settings(
     gate = tmp_path / "gate.yaml"
     gate.write_text("relative:\n  baseline: runs/base\n  metrics: {mrr: 0.95}\n", encoding="utf-8")
     calls: list[str] = []
+
+    def system(question: str) -> str:
+        calls.append(question)
+        return "x"
+
     with pytest.raises(UsageError, match=r'matcher \("chunk_id" vs "auto"\)'):
-        evaluate(data, target=lambda q: calls.append(q) or "x", thresholds=gate, out_dir=tmp_path / "runs" / "new")
+        evaluate(data, target=system, thresholds=gate, out_dir=tmp_path / "runs" / "new")
     assert calls == [] and not (tmp_path / "runs" / "new").exists()
     allowed = evaluate(
         data, run_file=good, thresholds=gate, out_dir=tmp_path / "runs" / "new", allow_different_settings=True
