@@ -8,7 +8,11 @@ the simple case, every slice at once. ``gc.freeze()`` before a fork keeps the ch
 touching (and so copying) every inherited object.
 
 Fork is used only where it is the platform's own way to start processes (Linux): macOS's frameworks are not
-fork-safe and Windows has no fork, and there a run is scored in one process. A child that dies or cannot be
+fork-safe and Windows has no fork, and there a run is scored in one process. A fork may happen while the run
+folder's compressor thread runs (:class:`~goldset.evaluation.runs.SampleStore`); the child never touches it or any
+lock it may hold: it scores from memory, sends its result through its own pipe and ends with ``os._exit`` (as
+multiprocessing's fork children do). Python 3.12 warns about any fork of a threaded process; this one is of that
+safe kind. A child that dies or cannot be
 started costs time, not results: the parent does that slice itself. An error raised in a child (a bad setting) is
 raised in the parent as it would be in one process.
 """
