@@ -6,9 +6,14 @@ a chunk, answer and evidence quote = that sentence; 10% unanswerable questions o
 - the BM25 baseline: index build, and ``evaluate(target="bm25")`` end to end (ask, score, summarize, write);
 - the runner's own overhead: a sync and an async target that return at once, and a local HTTP endpoint;
 - ``compare_runs`` (paired bootstrap, 2,000 resamples) over 10,000 samples × 26 metrics;
-- the HTML report of a 2,000-question run.
+- the HTML report of a 2,000-question run;
+- the whole ``goldset eval --run FILE`` process on a run file of 10,000 questions × 10 contexts (~190 MB): wall
+  time and peak RSS of a fresh process (its own ``python -m goldset``), side by side with a reference checkout of
+  goldset when one is given (``--reference DIR``: a folder holding an older ``goldset`` package), so the ratio
+  holds on a shared machine whose load moves the absolute figures.
 
-Run: ``.venv/bin/python benchmarks/bench_eval.py`` (writes the ``## evaluate: runs, compare, report`` section).
+Run: ``.venv/bin/python benchmarks/bench_eval.py [--reference DIR] [--only-process]`` (writes the
+``## evaluate: runs, compare, report`` and ``## evaluate: the whole goldset eval process`` sections).
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from _results import cpu_model, write_section
+from _results import cpu_model, machine, write_section
 
 from goldset.baselines.bm25 import BM25Index, Passage
 from goldset.dataset import write_dataset
@@ -44,6 +49,9 @@ HERE = Path(__file__).resolve().parent
 KB = HERE.parent.parent / "shared" / "kb"
 RESULTS = HERE / "RESULTS.md"
 SECTION = "## evaluate: runs, compare, report"
+PROCESS_SECTION = "## evaluate: the whole goldset eval process"
+BIG_QUESTIONS = 10_000
+BIG_CONTEXTS = 10
 N_QUESTIONS = 2000
 TYPES = ("factual", "reasoning", "procedural", "comparison", "multi_hop")
 _SENT = re.compile(r"(?<=[.!?。！？])\s*")
@@ -61,7 +69,7 @@ def chunks_of_kb() -> list[Any]:
 
 
 def build_pairs(rng: random.Random, chunks: list[Any], n: int) -> list[QAPair]:
-    pairs = []
+    pairs: list[QAPair] = []
     while len(pairs) < n:
         i = len(pairs)
         if i % 10 == 9:
@@ -112,13 +120,27 @@ class _Echo(BaseHTTPRequestHandler):
         pass
 
 
-def timed(fn: Any, repeat: int = 1) -> tuple[float, Any]:
+class Seconds(float):
+    """A timing that remembers the 1-minute load average when its measurement started (the machine is shared)."""
+
+    load: float = 0.0
+
+
+def timed(fn: Any, repeat: int = 1) -> tuple[Seconds, Any]:
+    """(median seconds, with the load average at the start; the last result) of ``fn``."""
     times, out = [], None
+    load = os.getloadavg()[0]
     for _ in range(repeat):
         start = time.perf_counter()
         out = fn()
         times.append(time.perf_counter() - start)
-    return statistics.median(times), out
+    median = Seconds(statistics.median(times))
+    median.load = load
+    return median, out
+
+
+def load_of(figure: float) -> str:
+    return f"load {figure.load:.2f}" if isinstance(figure, Seconds) else ""
 
 
 def synthetic_runs(folder: Path, rng: random.Random, n: int = 10_000, n_metrics: int = 26) -> tuple[Any, Any]:
@@ -146,11 +168,201 @@ def synthetic_runs(folder: Path, rng: random.Random, n: int = 10_000, n_metrics:
     return runs[0], runs[1]
 
 
+def system_windows(text: str, size: int = 1200, offset: int = 350) -> list[tuple[int, str]]:
+    """The system under test chunks the documents its own way: ``size``-character windows from ``offset``."""
+    starts = [0, *range(offset, len(text), size)]
+    return [(a, text[a:b]) for a, b in zip(starts, [*starts[1:], len(text)], strict=True) if b > a]
+
+
+def big_run(folder: Path, rng: random.Random) -> tuple[Path, Path]:
+    """A dataset of 10,000 pairs over the FastAPI docs and a run file answering them with 10 contexts each.
+
+    Quotes are 60-260 characters (20-80 in Chinese) of a goldset chunk, 1-3 per pair, 10% of pairs unanswerable.
+    The system's contexts are its own windows of the documents (so they recur, as with any index), with the windows
+    overlapping a quote placed at random ranks for 80% of the answerable pairs; every context carries its doc id,
+    its own chunk id (not goldset's) and a score.
+    """
+    docs: dict[str, str] = {}
+    chunks = []
+    for sub in ("fastapi-en-0.141.1", "fastapi-zh-0.141.1"):
+        for path in sorted((KB / sub).rglob("*.md")):
+            doc_id = f"{sub}/{path.relative_to(KB / sub).as_posix()}"
+            docs[doc_id] = path.read_text(encoding="utf-8")
+            chunks += chunk_document(docs[doc_id], doc_id)
+    windows = {d: system_windows(t) for d, t in docs.items()}
+
+    def context(doc_id: str, start: int, text: str) -> dict[str, Any]:
+        return {"text": text, "doc_id": doc_id, "chunk_id": f"{doc_id}@{start}", "score": round(rng.random(), 4)}
+
+    pool = [(d, a, w) for d, ws in windows.items() for a, w in ws]
+    pairs, lines = [], []
+    for n in range(BIG_QUESTIONS):
+        pid = f"qa-{n:05d}"
+        contexts = [context(*rng.choice(pool)) for _ in range(BIG_CONTEXTS)]
+        if n % 10 == 9:
+            pairs.append(QAPair(id=pid, question=f"question {n}?", answer="The docs do not say.",
+                                question_type="unanswerable", status="passed"))  # fmt: skip
+            answer = "I don't know." if rng.random() < 0.7 else "It is probably 42."
+        else:
+            c = rng.choice([c for c in rng.sample(chunks, 20) if len(c.text) > 300] or chunks)
+            zh = c.language == "zh"
+            evidence, spans = [], []
+            for _ in range(rng.randint(1, 3)):
+                length = rng.randint(20, 80) if zh else rng.randint(60, 260)
+                start = rng.randrange(0, max(1, len(c.text) - length))
+                quote = c.text[start : start + length].strip() or c.text[:80]
+                evidence.append(Evidence(chunk_id=c.id, doc_id=c.doc_id, quote=quote))
+                at = docs[c.doc_id].find(quote)
+                if at >= 0:
+                    spans.append((at, at + len(quote)))
+            pairs.append(QAPair(id=pid, question=f"question {n}?", answer=evidence[0].quote,
+                                question_type=TYPES[n % len(TYPES)], language=c.language, evidence=evidence,
+                                status="passed"))  # fmt: skip
+            answer = evidence[0].quote if rng.random() < 0.5 else evidence[0].quote[:40] + " and more words"
+            if rng.random() < 0.8:
+                for a, w in windows[c.doc_id]:
+                    if any(a < e and s < a + len(w) for s, e in spans):
+                        contexts[rng.randrange(BIG_CONTEXTS)] = context(c.doc_id, a, w)
+        # Written as most Python systems write JSON (json.dumps: non-ASCII escaped), checked against the schema.
+        sample = {"pair_id": pid, "answer": answer, "contexts": contexts,
+                  "latency": {"total_ms": rng.lognormvariate(6, 0.5), "ttft_ms": rng.lognormvariate(4, 0.3)},
+                  "tokens_in": rng.randint(500, 4000), "tokens_out": rng.randint(20, 400)}  # fmt: skip
+        lines.append(json.dumps(RunSample.model_validate(sample).model_dump(mode="json", exclude_none=True)))
+    write_dataset(folder / "data", pairs, chunks)
+    run = folder / "run.jsonl"
+    run.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder / "data", run
+
+
+def _status_kb(pid: int, key: str) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def _tree_pss_kb(pid: int) -> int:
+    """Proportional set size of a process and its children, summed (pages shared after a fork count once)."""
+    pids = [pid]
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            pids.append(int(stat.parent.name))
+    total = 0
+    for p in pids:
+        try:
+            for line in Path(f"/proc/{p}/smaps_rollup").read_text().splitlines():
+                if line.startswith("Pss:"):
+                    total += int(line.split()[1])
+        except OSError:
+            pass
+    return total
+
+
+def run_process(code: Path, args: list[str], cwd: Path) -> tuple[float, float, float, float, float]:
+    """One fresh ``python -m goldset`` process: (wall s, CPU s (user + sys), peak RSS MB of the goldset process
+    (VmHWM, which starts at exec: wait4's ru_maxrss would count the benchmark's own memory, forked before exec),
+    peak memory MB of the process and its children together (summed PSS, sampled every 50 ms), load average)."""
+    import subprocess
+
+    load = os.getloadavg()[0]
+    env = {**os.environ, "PYTHONPATH": str(code)}
+    start = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "goldset", *args], cwd=cwd, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)  # fmt: skip
+    peak = [0, 0]
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(0.05):
+            peak[0] = max(peak[0], _tree_pss_kb(proc.pid))
+            peak[1] = max(peak[1], _status_kb(proc.pid, "VmHWM"))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    done.set()
+    sampler.join()
+    err = proc.stderr.read().decode() if proc.stderr else ""
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"goldset {' '.join(args)} failed with {code}: {err[-2000:]}")
+    return wall, usage.ru_utime + usage.ru_stime, peak[1] / 1024, peak[0] / 1024, load
+
+
+def process_benchmark(tmp: Path, reference: Path | None, label: str = "reference", repeat: int = 3) -> str:
+    """Time the whole ``goldset eval --run`` process, alternating with the reference code when given."""
+    import shutil
+
+    data, run = big_run(tmp / "big", random.Random(7))
+    size_mb = run.stat().st_size / 1e6
+    codes = [("this checkout", HERE.parent)] + ([(label, reference)] if reference else [])
+    rows: dict[str, list[tuple[float, float, float, float, float]]] = {name: [] for name, _ in codes}
+    stored: dict[str, float] = {}
+    for i in range(repeat):
+        for name, code in codes:
+            out = tmp / "big" / f"out-{name.replace(' ', '-')}-{i}"
+            rows[name].append(run_process(code, ["eval", "--dataset", str(data), "--run", str(run), "--out", str(out)],
+                                          tmp))  # fmt: skip
+            stored[name] = sum(f.stat().st_size for f in out.iterdir() if f.name.startswith("samples")) / 1e6
+            wall, cpu, rss, tree, load = rows[name][-1]
+            print(f"{name} run {i + 1}: {wall:.2f} s, cpu {cpu:.2f} s, {rss:.0f} MB, all {tree:.0f} MB, {load=:.2f}")
+            shutil.rmtree(out)
+    lines = []
+    for name, _ in codes:
+        walls = [r[0] for r in rows[name]]
+        cpus = [r[1] for r in rows[name]]
+        rss = max(r[2] for r in rows[name])
+        tree = max(r[3] for r in rows[name])
+        loads = ", ".join(f"{r[4]:.2f}" for r in rows[name])
+        lines.append(f"| {name} | {statistics.median(walls):.2f} s ({min(walls):.2f}–{max(walls):.2f}) | "
+                     f"{statistics.median(cpus):.2f} s | {rss:.0f} MB | {tree:.0f} MB | {stored[name]:.1f} MB | "
+                     f"{loads} |")  # fmt: skip
+    ratio = ""
+    if reference:
+        pairs = list(zip((r[0] for r in rows["this checkout"]), (r[0] for r in rows[label]), strict=True))
+        ratio = (f"\nWall-time ratio this checkout / {label}, run by run (alternating, same load): "
+                 f"{', '.join(f'{a / b:.2f}' for a, b in pairs)}.")  # fmt: skip
+    return f"""{PROCESS_SECTION}
+Machine: {machine()}. Script: `benchmarks/bench_eval.py` (`process_benchmark`).
+
+`goldset eval --dataset data --run run.jsonl --out DIR` in a fresh process (`python -m goldset`, imports
+included), matcher `auto`, default settings: {BIG_QUESTIONS:,} questions × {BIG_CONTEXTS} contexts (the system's own
+1,200-character windows of the FastAPI docs, en + zh, with doc ids), run file {size_mb:.0f} MB. {repeat} runs each,
+alternating. CPU: user + sys of the process and its children (`wait4`). Peak RSS: of the goldset process
+(`VmHWM`); peak memory: the process and its forked scorers together, summed PSS (shared pages counted once);
+both sampled every 50 ms. Load average (1 min) read before each run. "stored samples": the run folder's copy.
+
+| code | wall (median, range) | CPU (median) | peak RSS | peak memory, all | stored samples | load average per run |
+|---|---|---|---|---|---|---|
+{chr(10).join(lines)}
+{ratio}
+"""
+
+
 def main() -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reference", type=Path, help="folder holding a reference `goldset` package to compare")
+    parser.add_argument("--reference-label", default="reference", help="what the reference is, for the table")
+    parser.add_argument("--only-process", action="store_true", help="run only the whole-process benchmark")
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="goldset-bench-eval-"))
+    text = process_benchmark(tmp, args.reference, args.reference_label)
+    write_section(text)
+    print(text)
+    if args.only_process:
+        return
     rng = random.Random(20261129)
     chunks = chunks_of_kb()
     pairs = build_pairs(rng, chunks, N_QUESTIONS)
-    tmp = Path(tempfile.mkdtemp(prefix="goldset-bench-eval-"))
     data = tmp / "data"
     # the dataset's chunks.jsonl keeps only cited chunks; the BM25 index must hold the whole KB to be a fair floor
     write_dataset(data, pairs, chunks)
@@ -209,21 +421,25 @@ def main() -> None:
         ("async callable, returns at once", t_async, ""),
         ("HTTP endpoint on 127.0.0.1 (httpx)", t_http, f"{http_run.summary.n_failed} failed; stdlib server"),
     ]
-    table = "\n".join(f"| {label} | {t:.2f} s | {n / t:,.0f} | {t_score:.2f} s | {note} |" for label, t, note in rows)
+    table = "\n".join(
+        f"| {label} | {t:.2f} s ({load_of(t)}) | {n / t:,.0f} | {t_score:.2f} s | {note} |" for label, t, note in rows
+    )
     text = f"""{SECTION}
 Machine: {machine}. Script: `benchmarks/bench_eval.py`.
 
 Synthetic golden set from goldset's chunks of the FastAPI docs (en + zh, {len(chunks)} chunks): {n} questions of
 8 words drawn from one sentence of a chunk (10% unanswerable). Each `evaluate()` is end to end: ask every question
-(concurrency 8), score (all per-sample metrics, k = 1, 3, 5, 10), summarize, write `runs/<id>/`. Single runs.
+(concurrency 8), score (all per-sample metrics, k = 1, 3, 5, 10), summarize, write `runs/<id>/`. Single runs; the
+1-minute load average when each measurement started is given beside it (the machine is shared).
 
 | run source | evaluate() | questions/s | of which scoring | notes |
 |---|---|---|---|---|
 {table}
 
-`compare_runs`, paired bootstrap with 2,000 resamples: 10,000 samples × 26 metrics in {t_cmp:.2f} s; the two real
-{n}-question runs above in {t_cmp_real:.2f} s. HTML report of the bm25 run with the other as baseline (bootstrap
-included): {t_report:.2f} s, {size_kib:.0f} KiB, self-contained.
+`compare_runs` (paired bootstrap, 2,000 resamples; paired permutation tests, 5,200 sign flips, Holm–Bonferroni):
+10,000 samples × 26 metrics in {t_cmp:.2f} s ({load_of(t_cmp)}); the two real {n}-question runs above in
+{t_cmp_real:.2f} s ({load_of(t_cmp_real)}). HTML report of the bm25 run with the other as baseline (comparison
+included): {t_report:.2f} s ({load_of(t_report)}), {size_kib:.0f} KiB, self-contained.
 """
     write_section(text)
     print(text)

@@ -20,12 +20,15 @@ from goldset.schema.manifest import CHUNKS_FILE, MANIFEST_FILE, PAIRS_FILE
 
 @dataclass
 class Dataset:
+    """A dataset folder read into memory: its pairs, the chunks they cite by id, its manifest and where it lives."""
+
     pairs: list[QAPair]
     chunks: dict[str, Chunk] = field(default_factory=dict)
     manifest: Manifest | None = None
     path: Path | None = None
 
     def pair(self, pair_id: str) -> QAPair:
+        """The pair with this id; KeyError when there is none."""
         for p in self.pairs:
             if p.id == pair_id:
                 return p

@@ -29,7 +29,7 @@ def test_index_ranks_the_right_chunk_in_english_and_chinese() -> None:
 
 
 def test_target_answers_extractively_and_refuses_without_hits(tmp_path: Path) -> None:
-    target = bm25.make_target(read_dataset(make_dataset(tmp_path / "data")), k=2)
+    target = bm25.make_target(bm25.passages_from_dataset(read_dataset(make_dataset(tmp_path / "data"))), k=2)
     out = target("How do I clear the quokka cache?")
     assert out["contexts"][0]["chunk_id"] == "c-cache" and len(out["contexts"]) <= 2
     assert out["answer"] == "The cache keeps responses for ten minutes. Clear it with quokka cache clear."
@@ -48,7 +48,7 @@ def test_baseline_run_over_the_dataset(tmp_path: Path, monkeypatch: pytest.Monke
     result = evaluate(data, target="bm25", out_dir=tmp_path / "out")
     assert result.summary.n_failed == 0
     assert result.summary.overall["recall@5"] > 0.8  # lexical questions over five chunks: BM25 finds them
-    assert result.meta.target.startswith("target:goldset.baselines.bm25:answer (dataset chunks)")
+    assert result.meta.target == "target:goldset.baselines.bm25:answer (dataset chunks only, 5 chunks)"
     assert "bm25-baseline" in result.run_id
     stored = read_run(tmp_path / "out")
     assert all(c.chunk_id in CHUNK_TEXTS for s in stored.samples.values() for c in s.contexts)
@@ -88,3 +88,59 @@ def test_empty_corpus_is_a_clear_error(tmp_path: Path) -> None:
         bm25.passages_from_path(tmp_path / "kb")
     with pytest.raises(InputError, match="no text to index"):
         bm25.BM25Index([bm25.Passage("   ")])
+
+
+#: Chunks of the same KB the dataset does not cite: they share the questions' words, as the rest of a real KB does.
+OTHER_CHUNKS = {
+    f"c-other-{i}": (f"other-{i}.md", text)
+    for i, text in enumerate(
+        [
+            "Quokka install notes: install quokka plugins with quokka plugin install, not with pip.",
+            "The default port of the quokka admin console is 9090; the quokka port setting does not change it.",
+            "Verbose output of quokka tests: run quokka test with the debug flag.",
+            "The quokka cache of plugins is cleared by quokka plugin cache clear.",
+            "Quokka start-up is slow when many plugins load; the cache is not involved.",
+            "Authenticate quokka plugins with a plugin token from quokka token new plugin.",
+            "Which Python does quokka's plugin builder need? Python 3.12 or newer.",
+            "快袋鼠的管理端口是九零九零，默认端口设置不影响它。",
+        ]
+    )
+}
+
+
+def _workspace_with_kb(root: Path) -> Path:
+    """A workspace whose ingested KB (.goldset/kb) holds the dataset's chunks and the rest of the KB."""
+    from goldset.io import write_jsonl
+    from tests.helpers.eval_data import make_chunk
+
+    root.mkdir()
+    (root / "goldset.yaml").write_text("eval:\n  ks: [1, 5]\n", encoding="utf-8")
+    chunks = [make_chunk(cid, doc, text) for cid, (doc, text) in {**CHUNK_TEXTS, **OTHER_CHUNKS}.items()]
+    write_jsonl(root / ".goldset" / "kb" / "chunks.jsonl", chunks)
+    make_dataset(root / "data")
+    return root
+
+
+def test_the_baseline_searches_the_whole_kb_of_the_workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The trust issue: over the dataset's cited chunks only, recall was far above the same search over the KB."""
+    root = _workspace_with_kb(tmp_path / "ws")
+    monkeypatch.chdir(root)
+    whole = evaluate("data", target="bm25", out_dir=tmp_path / "whole")
+    assert whole.meta.target == (
+        f"target:goldset.baselines.bm25:answer (workspace kb {root / '.goldset' / 'kb'}, "
+        f"{len(CHUNK_TEXTS) + len(OTHER_CHUNKS)} chunks)"
+    )
+    retrieved = {c.chunk_id for s in whole.samples.values() for c in s.contexts}
+    assert retrieved & set(OTHER_CHUNKS)  # the rest of the KB competes for the top ranks
+    assert not any("only" in n for n in whole.summary.notes)
+    monkeypatch.chdir(tmp_path)  # outside the workspace: only the cited chunks are at hand, and it says so
+    cited = evaluate(root / "data", target="bm25", out_dir=tmp_path / "cited")
+    assert cited.summary.overall["recall@5"] > whole.summary.overall["recall@5"]
+    note = next(n for n in cited.notes if "searched only the 5 chunks the dataset cites" in n)
+    assert note in read_run(tmp_path / "cited").summary.notes  # stored in summary.json
+    from goldset.evaluation.report import render_html
+
+    assert "searched only the 5 chunks the dataset cites" in render_html(read_run(tmp_path / "cited"))
+    given = evaluate(root / "data", target="bm25", kb=root / ".goldset" / "kb", out_dir=tmp_path / "given")
+    assert given.summary.overall["recall@5"] == whole.summary.overall["recall@5"]
+    assert "kb " in given.meta.target and not given.summary.notes

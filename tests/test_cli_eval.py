@@ -65,13 +65,22 @@ def test_eval_bad_run_file_is_one_error_line(ws: Path) -> None:
 
 def test_eval_usage_errors(ws: Path) -> None:
     both = runner.invoke(app, ["eval", "--run", "good.jsonl", "--baseline", "bm25"])
-    assert both.exit_code == 2 and "exactly one" in both.output
+    assert both.exit_code == 2 and "(got --run and --baseline)" in both.output
+    none = runner.invoke(app, ["eval"])
+    assert none.exit_code == 2 and "exactly one of --run FILE" in none.output
+    bad_target = runner.invoke(app, ["eval", "--target", "no_colon"])
+    assert (
+        bad_target.exit_code == 2
+        and "error: --target 'no_colon': expected package.module:function" in bad_target.output
+    )
+    kb = runner.invoke(app, ["eval", "--run", "good.jsonl", "--kb", "docs"])
+    assert kb.exit_code == 2 and "--kb is the corpus of the bm25 baseline" in kb.output
     other = runner.invoke(app, ["eval", "--baseline", "dense"])
     assert other.exit_code == 2 and "the built-in baseline is bm25" in other.output
     version = runner.invoke(app, ["eval", "--dataset", "v9", "--run", "good.jsonl"])
     assert version.exit_code == 2 and "goldset release" in version.output
     small = runner.invoke(app, ["eval", "--run", "good.jsonl", "--sample", "2"])
-    assert small.exit_code == 2 and "every type is represented" in small.output
+    assert small.exit_code == 2 and "error: --sample 2 is smaller than the number of question types" in small.output
 
 
 def test_eval_sample_baseline_and_html(ws: Path) -> None:
@@ -121,3 +130,66 @@ def test_runs_dir_from_config_and_existing_out_is_kept(ws: Path) -> None:
     again = runner.invoke(app, ["eval", "--run", "poor.jsonl", "--out", str(written[0])])
     assert again.exit_code == 2 and "already exists" in again.output
     assert (written[0] / "summary.json").read_bytes() == before  # nothing overwritten
+
+
+def test_a_dataset_edited_behind_its_manifest_is_refused_and_never_compared(ws: Path) -> None:
+    """The trust issue: evidence repointed by hand, manifest left as it was; compare called the runs comparable."""
+    import json
+
+    assert runner.invoke(app, ["eval", "--run", "good.jsonl", "--out", "runs/a"]).exit_code == 0
+    lines = (ws / "data" / "pairs.jsonl").read_text(encoding="utf-8").splitlines()
+    records = [json.loads(line) for line in lines]
+    for r in records:
+        for ev in r["evidence"]:
+            ev["chunk_id"] = "c-auth"
+    (ws / "data" / "pairs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    stale = runner.invoke(app, ["eval", "--run", "good.jsonl", "--out", "runs/b"])
+    assert stale.exit_code == 2, stale.output
+    assert "data/manifest.json" in stale.output and "pairs.jsonl" in stale.output
+    assert not (ws / "runs" / "b").exists()
+    (ws / "data" / "manifest.json").unlink()
+    noted = runner.invoke(app, ["eval", "--run", "good.jsonl", "--out", "runs/b"])
+    assert noted.exit_code == 0, noted.output
+    assert "no manifest.json" in noted.output
+    refused = runner.invoke(app, ["compare", "runs/a", "runs/b"])
+    assert refused.exit_code == 2 and "different datasets" in refused.output
+
+
+def test_runs_scored_with_other_settings_are_refused_unless_allowed(ws: Path) -> None:
+    assert runner.invoke(app, ["eval", "--run", "good.jsonl", "--out", "runs/a"]).exit_code == 0
+    (ws / "goldset.yaml").write_text("eval:\n  ks: [1, 5]\n  matcher: text\n", encoding="utf-8")
+    assert runner.invoke(app, ["eval", "--run", "good.jsonl", "--out", "runs/b"]).exit_code == 0
+    refused = runner.invoke(app, ["compare", "runs/a", "runs/b"])
+    assert refused.exit_code == 2
+    assert 'matcher ("auto" vs "text")' in refused.output and "pass --allow-different-settings" in refused.output
+    report = runner.invoke(app, ["report", "runs/b", "--baseline", "runs/a"])
+    assert report.exit_code == 2 and "different settings" in report.output
+    allowed = runner.invoke(app, ["compare", "runs/a", "runs/b", "--allow-different-settings", "--resamples", "200"])
+    assert allowed.exit_code == 0, allowed.output
+    assert "warning: the runs were scored with different settings" in allowed.output
+    assert "Holm–Bonferroni" in allowed.output  # the output says how verdicts are corrected
+
+
+def test_gate_exit_codes_empty_and_bad_thresholds(ws: Path) -> None:
+    (ws / "empty.yaml").write_text("", encoding="utf-8")
+    empty = runner.invoke(app, ["eval", "--run", "good.jsonl", "--thresholds", "empty.yaml"])
+    assert empty.exit_code == 2 and "empty.yaml: no thresholds are set" in empty.output
+    assert run_ids(ws) == []  # refused before the run
+    (ws / "blank.yaml").write_text("min: {}\nby_type: {factual: {}}\n", encoding="utf-8")
+    assert runner.invoke(app, ["eval", "--run", "good.jsonl", "--thresholds", "blank.yaml"]).exit_code == 2
+    missing = runner.invoke(app, ["eval", "--run", "good.jsonl", "--thresholds", "nope.yaml"])
+    assert missing.exit_code == 2 and "thresholds file not found" in missing.output
+    (ws / "gate.yaml").write_text("min: {mrr: 0.99}\n", encoding="utf-8")
+    failed = runner.invoke(app, ["eval", "--run", "poor.jsonl", "--thresholds", "gate.yaml"])
+    assert failed.exit_code == 1 and "gate failed" in failed.output
+
+
+def test_report_shows_the_run_notes(ws: Path) -> None:
+    pairs = evaluated_pairs()
+    write_run_file(ws / "partial.jsonl", [perfect_sample(p) for p in pairs[2:]])
+    assert runner.invoke(app, ["eval", "--run", "partial.jsonl", "--out", "runs/p"]).exit_code == 0
+    summary = json.loads((ws / "runs" / "p" / "summary.json").read_text(encoding="utf-8"))
+    assert any("2 pair(s) missing from the run file" in n for n in summary["notes"])
+    rep = runner.invoke(app, ["report", "runs/p", "--html", "p.html"])
+    assert rep.exit_code == 0 and "note: 2 pair(s) missing" in rep.output
+    assert "2 pair(s) missing from the run file" in (ws / "p.html").read_text(encoding="utf-8")

@@ -8,8 +8,8 @@ import pytest
 
 from goldset.dataset import read_dataset
 from goldset.errors import InputError, UsageError
+from goldset.evaluation.datasets import dataset_fingerprint, resolve_dataset, select_pairs
 from goldset.evaluation.sampling import allocate, stratified_sample
-from goldset.evaluation.sources import dataset_fingerprint, resolve_dataset, select_pairs
 from tests.helpers.eval_data import PAIR_SPECS, evaluated_pairs, make_dataset
 
 
@@ -69,3 +69,48 @@ def test_stratified_sample_is_deterministic_and_covers_every_type() -> None:
     seeds = {tuple(p.id for p in stratified_sample(pairs, 5, seed=s)) for s in range(10)}
     assert len(seeds) > 1  # the seed matters
     assert len(stratified_sample(pairs, 100, seed=0)) == len(pairs)
+
+
+def _repoint_evidence(folder: Path) -> None:
+    """Point every pair's evidence at another chunk, as a hand edit would, leaving manifest.json as it was."""
+    import json
+
+    lines = (folder / "pairs.jsonl").read_text(encoding="utf-8").splitlines()
+    edited = []
+    for line in lines:
+        record = json.loads(line)
+        for ev in record["evidence"]:
+            ev["chunk_id"] = "c-auth" if ev["chunk_id"] != "c-auth" else "c-cache"
+        edited.append(json.dumps(record, ensure_ascii=False))
+    (folder / "pairs.jsonl").write_text("\n".join(edited) + "\n", encoding="utf-8")
+
+
+def test_the_fingerprint_comes_from_the_files_and_a_stale_manifest_is_an_error(tmp_path: Path) -> None:
+    folder = make_dataset(tmp_path / "data")
+    before = dataset_fingerprint(read_dataset(folder))
+    manifest = (folder / "manifest.json").read_bytes()
+    _repoint_evidence(folder)
+    assert (folder / "manifest.json").read_bytes() == manifest
+    with pytest.raises(InputError, match=r"manifest\.json: .*pairs\.jsonl.*changed after the manifest was written"):
+        dataset_fingerprint(read_dataset(folder))
+    # without its manifest the folder is identified by its files: another identity than the original content
+    (folder / "manifest.json").unlink()
+    assert dataset_fingerprint(read_dataset(folder)) != before
+    # and the same content gives the same identity with or without a manifest (runs stay comparable)
+    plain = make_dataset(tmp_path / "plain")
+    (plain / "manifest.json").unlink()
+    assert dataset_fingerprint(read_dataset(plain)) == before
+
+
+def test_a_folder_without_a_manifest_is_evaluated_with_a_note(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from goldset.evaluation.evaluator import evaluate
+    from tests.helpers.eval_data import perfect_sample, write_run_file
+
+    monkeypatch.chdir(tmp_path)
+    folder = make_dataset(tmp_path / "data")
+    (folder / "manifest.json").unlink()
+    run = write_run_file(tmp_path / "run.jsonl", [perfect_sample(p) for p in evaluated_pairs()])
+    result = evaluate(folder, run_file=run, out_dir=tmp_path / "out")
+    notes = [n for n in result.notes if "no manifest.json" in n]
+    assert notes and "identified by the hash of its files" in notes[0]
+    assert notes[0] in result.summary.notes

@@ -8,7 +8,7 @@ import pytest
 
 from goldset.errors import ConfigError, InputError
 from goldset.evaluation.evaluator import evaluate
-from goldset.evaluation.gate import Thresholds, check_gate, load_thresholds, lower_is_better
+from goldset.evaluation.gate import Thresholds, check_gate, load_thresholds
 from goldset.schema import RunSummary
 from tests.helpers.eval_data import evaluated_pairs, make_dataset, perfect_sample, poor_sample, write_run_file
 
@@ -51,7 +51,6 @@ def test_relative_limits_follow_the_metric_direction() -> None:
     assert rows["recall@5"].passed and rows["recall@5"].limit == pytest.approx(0.665)
     assert not rows["mrr"].passed  # 0.4 < 0.95 × 0.5
     assert not rows["latency_p95_ms"].passed  # 1800 > 1.5 × 1000
-    assert lower_is_better("latency_p95_ms") and not lower_is_better("recall@5")
 
 
 def test_load_thresholds_errors_name_the_file(tmp_path: Path) -> None:
@@ -95,8 +94,13 @@ def test_a_bad_thresholds_file_fails_before_the_run(tmp_path: Path, monkeypatch:
     thresholds = tmp_path / "gate.yaml"
     thresholds.write_text("mins: {recall@5: 0.5}\n", encoding="utf-8")
     calls: list[str] = []
+
+    def system(question: str) -> str:
+        calls.append(question)
+        return "x"
+
     with pytest.raises(ConfigError, match="mins: unknown key"):
-        evaluate(data, target=lambda q: calls.append(q) or "x", thresholds=thresholds, out_dir=tmp_path / "out")
+        evaluate(data, target=system, thresholds=thresholds, out_dir=tmp_path / "out")
     assert calls == [] and not (tmp_path / "out").exists()
 
 
@@ -121,3 +125,50 @@ def test_running_and_scoring_keys_share_the_eval_section(tmp_path: Path, monkeyp
     (tmp_path / "goldset.yaml").write_text("eval:\n  endpoint: {answer: x}\n", encoding="utf-8")
     with pytest.raises(ConfigError, match=r"unknown setting 'eval\.endpoint\.answer'"):
         load_settings(ws)
+
+
+def test_thresholds_that_cannot_gate_are_errors(tmp_path: Path) -> None:
+    t = tmp_path / "t.yaml"
+    for text, message in (
+        ("", "no thresholds are set"),
+        ("min: {}\nmax: {}\n", "no thresholds are set"),
+        ("min: {mrr: 0.5}\nrelative: {baseline: runs/x}\n", "relative.metrics is empty"),
+        (
+            "relative: {baseline: runs/x, metrics: {tokens_in_total: 1.1}}\n",
+            "tokens_in_total: goldset knows no direction",
+        ),
+        ("relative: {baseline: runs/x, metrics: {recal@5: 0.9}}\n", "recal@5: goldset knows no direction"),
+    ):
+        t.write_text(text, encoding="utf-8")
+        with pytest.raises(ConfigError, match=message):
+            load_thresholds(t)
+    with pytest.raises(ConfigError, match="no thresholds are set"):
+        check_gate(SUMMARY, Thresholds())
+
+
+def test_a_relative_gate_refuses_a_baseline_scored_with_other_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from goldset.errors import UsageError
+    from goldset.evaluation.settings import EvalSettings
+
+    monkeypatch.chdir(tmp_path)
+    data = make_dataset(tmp_path / "data")
+    good = write_run_file(tmp_path / "good.jsonl", [perfect_sample(p) for p in evaluated_pairs()])
+    evaluate(data, run_file=good, out_dir=tmp_path / "runs" / "base", settings=EvalSettings(matcher="chunk_id"))
+    gate = tmp_path / "gate.yaml"
+    gate.write_text("relative:\n  baseline: runs/base\n  metrics: {mrr: 0.95}\n", encoding="utf-8")
+    calls: list[str] = []
+
+    def system(question: str) -> str:
+        calls.append(question)
+        return "x"
+
+    with pytest.raises(UsageError, match=r'matcher \("chunk_id" vs "auto"\)'):
+        evaluate(data, target=system, thresholds=gate, out_dir=tmp_path / "runs" / "new")
+    assert calls == [] and not (tmp_path / "runs" / "new").exists()
+    allowed = evaluate(
+        data, run_file=good, thresholds=gate, out_dir=tmp_path / "runs" / "new", allow_different_settings=True
+    )
+    assert allowed.gate is not None and allowed.gate.passed
+    assert any("different settings: matcher" in n for n in allowed.summary.notes)

@@ -14,10 +14,12 @@ from typing import Any
 import pytest
 
 from goldset.errors import InputError, RecordError, UsageError
+from goldset.evaluation.asking import to_sample
+from goldset.evaluation.callables import run_callable
+from goldset.evaluation.endpoints import redact_url, response_to_output
 from goldset.evaluation.evaluator import evaluate
 from goldset.evaluation.runs import read_run
 from goldset.evaluation.settings import SystemEndpointSettings
-from goldset.evaluation.sources import redact_url, response_to_output, run_callable, to_sample
 from goldset.workspace import Workspace
 from tests.helpers.eval_data import (
     CHUNK_TEXTS,
@@ -137,18 +139,58 @@ def test_sidecar_meta_of_another_version_is_refused(data: Path, tmp_path: Path) 
 
 
 def test_a_stored_run_can_be_rescored(data: Path, tmp_path: Path) -> None:
-    """runs/<id>/samples.jsonl with its meta.json beside it is a valid run file for the same dataset."""
+    """runs/<id>/samples.jsonl.gz with its meta.json beside it is a valid run file for the same dataset."""
     run = write_run_file(tmp_path / "run.jsonl", perfect_samples()[:-1])
     first = evaluate(data, run_file=run, out_dir=tmp_path / "first")
-    again = evaluate(data, run_file=tmp_path / "first" / "samples.jsonl", out_dir=tmp_path / "again")
+    again = evaluate(data, run_file=tmp_path / "first" / "samples.jsonl.gz", out_dir=tmp_path / "again")
     assert again.summary.overall == first.summary.overall
     assert again.summary.n_failed == first.summary.n_failed == 1
+
+
+def test_run_folders_store_the_samples_compressed_and_read_both_forms(data: Path, tmp_path: Path) -> None:
+    import gzip
+
+    from goldset.schema import RunSample
+
+    run = write_run_file(tmp_path / "run.jsonl", perfect_samples())
+    evaluate(data, run_file=run, out_dir=tmp_path / "out")
+    folder = tmp_path / "out"
+    assert (folder / "samples.jsonl.gz").is_file() and not (folder / "samples.jsonl").exists()
+    lines = gzip.decompress((folder / "samples.jsonl.gz").read_bytes()).decode("utf-8").splitlines()
+    stored = [RunSample.model_validate_json(line) for line in lines]
+    assert sorted(s.pair_id for s in stored) == sorted(p.id for p in evaluated_pairs())  # one line per pair
+    assert all(s.question for s in stored)  # filled in from the dataset: the folder reads on its own
+    compressed = read_run(folder)
+    # a folder written before compression (samples.jsonl) reads the same
+    (folder / "samples.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (folder / "samples.jsonl.gz").unlink()
+    assert read_run(folder).samples == compressed.samples
+
+
+def test_a_run_file_with_a_byte_order_mark_is_read(data: Path, tmp_path: Path) -> None:
+    run = tmp_path / "run.jsonl"
+    run.write_bytes(b"\xef\xbb\xbf" + "".join(s.model_dump_json() + "\n" for s in perfect_samples()).encode())
+    (tmp_path / "run.meta.json").write_bytes(b'\xef\xbb\xbf{"dataset_version": "v1"}')  # Windows editors add one
+    result = evaluate(data, run_file=run, out_dir=tmp_path / "out")
+    assert result.summary.n_failed == 0 and result.summary.overall["recall@5"] == pytest.approx(1.0)
+
+
+def test_a_bad_byte_is_reported_on_its_own_line(data: Path, tmp_path: Path) -> None:
+    good = [s.model_dump_json().encode() for s in perfect_samples()[:4]]
+    bad = perfect_samples()[4].model_copy(update={"answer": "caf\u00e9"}).model_dump_json().encode()
+    bad = bad.replace("caf\u00e9".encode(), b"caf\xe9")  # Latin-1, not UTF-8
+    run = tmp_path / "run.jsonl"
+    run.write_bytes(b"\n".join([*good[:2], bad, *good[2:]]) + b"\n")
+    with pytest.raises(RecordError, match=r"run\.jsonl:3: not UTF-8 text"):
+        evaluate(data, run_file=run, out_dir=tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    assert not list(tmp_path.glob(".*"))  # the samples compressed before the bad line are not left behind
 
 
 def test_exactly_one_source(data: Path, tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="exactly one"):
         evaluate(data)
-    with pytest.raises(UsageError, match="--run and --target"):
+    with pytest.raises(UsageError, match=r"exactly one of run_file, target or endpoint \(got run_file and target\)"):
         evaluate(data, run_file=tmp_path / "x.jsonl", target="bm25")
 
 
@@ -191,7 +233,7 @@ def test_async_callable_target_and_reported_stage_latency(data: Path, tmp_path: 
 def test_target_given_as_module_path(data: Path, tmp_path: Path) -> None:
     result = evaluate(data, target="tests.test_eval_sources:answer_from_chunks", out_dir=tmp_path / "out")
     assert result.summary.n_failed == 0
-    with pytest.raises(UsageError, match=r"package\.module:function"):
+    with pytest.raises(UsageError, match=r"^target 'no_colon_here': expected package\.module:function"):
         evaluate(data, target="no_colon_here")
     with pytest.raises(UsageError, match="cannot import"):
         evaluate(data, target="not_a_module_xyz:fn")
@@ -329,8 +371,11 @@ def test_endpoint_with_field_mapping_from_config(
     assert ok.latency.retrieval_ms == 2.0 and ok.latency.total_ms is not None
     assert "Bearer sk-secret-value-123" in _Handler.seen_auth
     # the key and the query string never reach the run folder
-    for name in ("meta.json", "samples.jsonl", "scores.jsonl", "summary.json"):
-        text = (tmp_path / "out" / name).read_text(encoding="utf-8")
+    import gzip
+
+    for name in ("meta.json", "samples.jsonl.gz", "scores.jsonl", "summary.json"):
+        raw = (tmp_path / "out" / name).read_bytes()
+        text = (gzip.decompress(raw) if name.endswith(".gz") else raw).decode("utf-8")
         assert "sk-secret-value-123" not in text and "token=abc" not in text
     assert result.meta.target == "endpoint:" + service
 
@@ -366,3 +411,48 @@ def test_the_example_run_file_is_valid() -> None:
     assert samples[3].error and not samples[3].answer
     golden = {line.split('"id":"')[1].split('"')[0] for line in (examples / "golden" / "pairs.jsonl").open()}
     assert {s.pair_id for s in samples} == golden, "the example run answers every pair of the example golden set"
+
+
+def test_the_workspace_is_taken_as_everywhere(data: Path, tmp_path: Path) -> None:
+    """``ws`` may be a Workspace or a folder inside one (its goldset.yaml applies); a folder outside is an error."""
+    from goldset.errors import WorkspaceError
+
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "goldset.yaml").write_text("eval:\n  ks: [2]\n", encoding="utf-8")
+    (tmp_path / "ws" / "sub").mkdir()
+    run = write_run_file(tmp_path / "run.jsonl", perfect_samples())
+    result = evaluate(data, run_file=run, ws=tmp_path / "ws" / "sub", out_dir=tmp_path / "out")
+    assert result.meta.metric_config["ks"] == [2] and "recall@2" in result.summary.overall
+    (tmp_path / "elsewhere").mkdir()
+    with pytest.raises(WorkspaceError, match="not inside a goldset workspace"):
+        evaluate(data, run_file=run, ws=tmp_path / "elsewhere")
+
+
+def test_a_large_run_file_scored_while_it_is_read_gets_the_same_numbers(tmp_path: Path) -> None:
+    """With several scoring processes the first share of a large run file is scored while the rest is read."""
+    from goldset.dataset import write_dataset
+    from goldset.evaluation.parallel import MIN_PER_WORKER
+    from goldset.evaluation.settings import EvalSettings
+    from goldset.schema import QAPair
+    from tests.helpers.eval_data import make_chunk, make_pairs, poor_sample
+
+    base = [p for p in make_pairs() if p.status.value != "rejected"]
+    pairs = [
+        QAPair.model_validate({**p.model_dump(), "id": f"{p.id}-{i:04d}"})
+        for i in range(2 * MIN_PER_WORKER // len(base) + 1)
+        for p in base
+    ]
+    chunks = [make_chunk(cid, doc, text) for cid, (doc, text) in CHUNK_TEXTS.items()]
+    write_dataset(tmp_path / "big", pairs, chunks)
+    lines = []
+    for n, p in enumerate(pairs):
+        if n % 17 == 3:
+            continue  # missing from the run
+        s = (perfect_sample if n % 3 else poor_sample)(p)
+        lines.append(s.model_copy(update={"pair_id": p.id, "error": "boom" if n % 29 == 5 else None}))
+    run = write_run_file(tmp_path / "run.jsonl", lines)
+    one = evaluate(tmp_path / "big", run_file=run, out_dir=tmp_path / "one", settings=EvalSettings(score_workers=1))
+    two = evaluate(tmp_path / "big", run_file=run, out_dir=tmp_path / "two", settings=EvalSettings(score_workers=2))
+    assert [s.model_dump() for s in two.scores] == [s.model_dump() for s in one.scores]
+    assert two.summary.model_dump(exclude={"run_id", "system"}) == one.summary.model_dump(exclude={"run_id", "system"})
+    assert one.summary.n_failed > 0 and 0 < one.summary.overall["recall@5"] < 1

@@ -71,3 +71,28 @@ def test_system_helpers() -> None:
     assert sample_cost(0.5, 1000, 1000, 1.0, 2.0) == 0.5  # reported cost wins
     assert sample_cost(None, 1_000_000, 500_000, 1.0, 2.0) == pytest.approx(2.0)
     assert sample_cost(None, 1000, None, None, None) is None
+
+
+def test_the_registry_loads_every_metric_module_itself() -> None:
+    """A fresh interpreter that imports only the registry lists every metric defined on disk (one decorator each)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import goldset.evaluation.metrics as package
+
+    folder = Path(package.__file__).parent
+    on_disk = sum(f.read_text(encoding="utf-8").count("\n@metric(") for f in folder.glob("*.py"))
+    code = (
+        "from goldset.evaluation.metrics.registry import higher_is_better, list_metrics\n"
+        "print(higher_is_better('error_rate'), len(list_metrics()))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", str(on_disk)]
+    assert on_disk == len(list_metrics()) >= 19
+
+
+def test_metric_order_sorts_cutoffs_as_numbers() -> None:
+    from goldset.evaluation.metrics import metric_order
+
+    assert sorted(["ndcg@10", "mrr", "ndcg@3", "ndcg@1"], key=metric_order) == ["mrr", "ndcg@1", "ndcg@3", "ndcg@10"]

@@ -119,3 +119,40 @@ def test_terminal_table_fits_a_narrow_terminal(runs: tuple[Path, Path]) -> None:
         assert expect in text
         assert "…" not in text  # numbers and names are never cut
         assert max(len(line) for line in text.splitlines()) <= width
+
+
+def test_failures_are_not_refusals_and_do_not_drive_the_diagnosis(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The trust issue: a target that never refused got false_refusal 0.30 because questions failed, and the
+    report blamed "a refusal policy that is too strict"."""
+    monkeypatch.chdir(tmp_path)
+    data = make_dataset(tmp_path / "data")
+    by_question = {p.question: p for p in evaluated_pairs()}
+    failing = {"qa-port", "qa-debug", "qa-clear", "qa-slow"}  # answerable ones
+
+    def system(question: str) -> dict[str, object]:
+        pair = by_question[question]
+        if pair.id in failing:
+            raise TimeoutError("upstream LLM timed out")
+        return perfect_sample(pair).model_dump(include={"answer", "contexts"})
+
+    result = evaluate(data, target=system, out_dir=tmp_path / "out")
+    s = result.summary
+    assert s.n_failed == len(failing) and s.system["error_rate"] == pytest.approx(len(failing) / len(by_question))
+    assert s.overall["false_refusal"] == 0.0  # it never refused; the failures are in error_rate
+    assert s.overall["recall@5"] < 0.6  # failures still score 0 where retrieval's definition says so
+    assert s.answered["recall@5"] == 1.0  # what the system did when it answered
+    fired = {d.rule for d in diagnose(s)}
+    assert "system-errors" in fired
+    assert "over-refusal" not in fired and "retrieval-recall" not in fired
+    html = render_html(read_run(tmp_path / "out"))
+    assert "refusal policy that is too strict" not in html and "chunking or retrieval" not in html
+
+
+def test_quality_rules_need_answered_questions() -> None:
+    every_failed = RunSummary(
+        run_id="r", n_samples=4, n_failed=4, overall={"recall@5": 0.0}, system={"error_rate": 1.0}
+    )
+    assert {d.rule for d in diagnose(every_failed)} == {"system-errors"}
+    assert any("over answered questions: none" in s for s in skipped_rules(every_failed))

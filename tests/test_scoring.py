@@ -64,7 +64,7 @@ def test_failed_and_missing_samples_count_against_the_system() -> None:
     for s in (score_sample(pair("p1"), errored, SETTINGS), score_sample(pair("p1"), None, SETTINGS)):
         assert s.failed
         assert s.metrics["recall@1"] == 0.0 and s.metrics["mrr"] == 0.0 and s.metrics["rouge_l"] == 0.0
-        assert s.metrics["false_refusal"] == 1.0  # lower is better: the worst value
+        assert s.metrics["false_refusal"] is None  # a failure is not a refusal: left out, counted in error_rate
         assert s.metrics["correct_refusal"] is None
     assert score_sample(pair("p1"), None, SETTINGS).error == MISSING
     assert score_sample(pair("p1"), errored, SETTINGS).error == "HTTP 500 from the RAG service"
@@ -102,7 +102,10 @@ def test_summarize_groups_and_failures() -> None:
     assert summary.overall["mrr"] == pytest.approx((1 + 1 / 3 + 1 / 2 + 0) / 4)
     assert summary.overall["hit@3"] == pytest.approx(3 / 4)
     assert summary.overall["correct_refusal"] == 1.0
-    assert summary.overall["false_refusal"] == pytest.approx(2 / 4)  # p2 refused, p4 failed
+    assert summary.overall["false_refusal"] == pytest.approx(1 / 3)  # p2 refused; p4 failed: not a refusal
+    # the same means over the answered samples (p4 left out): what the diagnosis reads
+    assert summary.answered["mrr"] == pytest.approx((1 + 1 / 3 + 1 / 2) / 3)
+    assert summary.answered_by_type["factual"]["n"] == 3.0
     assert summary.by_type["factual"]["mrr"] == summary.overall["mrr"]
     assert summary.by_type["unanswerable"] == {"correct_refusal": 1.0, "conciseness": 1.0, "n": 1.0}
     assert summary.by_language["zh"]["mrr"] == 0.5 and summary.by_language["zh"]["n"] == 1.0
@@ -228,3 +231,41 @@ def test_a_pair_citing_two_documents_counts_for_both() -> None:
     assert summary.by_doc["d2"] == {**summary.by_doc["d2"], "recall@1": 0.5, "n": 1.0}  # one of two quotes found
     assert summary.by_doc["d1"]["recall@1"] == pytest.approx((0.5 + 0.0) / 2) and summary.by_doc["d1"]["n"] == 2.0
     assert summary.by_type["comparison"]["recall@1"] == 0.5
+
+
+def test_a_large_run_scored_in_several_processes_gets_the_same_scores() -> None:
+    import os
+
+    from goldset.evaluation import parallel
+
+    pairs, samples = [], {}
+    for i in range(2 * parallel.MIN_PER_WORKER + 7):
+        qtype = "unanswerable" if i % 9 == 0 else "factual"
+        p = pair(f"p{i:05d}", qtype, quote=EN_QUOTE if i % 2 else ZH_QUOTE, lang="en" if i % 2 else "zh")
+        pairs.append(p)
+        if i % 13:
+            texts = ["noise"] * (i % 4) + [EN_QUOTE if i % 3 else ZH_QUOTE]
+            samples[p.id] = sample(p.id, "I don't know." if i % 7 == 0 else "With async def.", texts)
+    serial = score_run(pairs, samples, SETTINGS)
+    forked = score_run(pairs, samples, SETTINGS, workers=2)
+    assert [s.model_dump() for s in forked] == [s.model_dump() for s in serial]
+    assert parallel.available() == os.uname().sysname.startswith("Linux")
+    assert EvalSettings(score_workers=3).workers() == 3 and 1 <= EvalSettings().workers() <= 4
+    assert "score_workers" not in EvalSettings().scoring()  # how fast, never what: runs stay comparable
+
+
+def test_forked_slices_come_back_in_order_and_their_errors_are_raised() -> None:
+    import os
+
+    from goldset.evaluation.parallel import MIN_PER_WORKER, available, map_forked
+
+    items = list(range(2 * MIN_PER_WORKER + 1))
+    seen = map_forked(lambda part: [(x, os.getpid()) for x in part], items, 2)
+    assert [x for x, _ in seen] == items
+    assert len({pid for _, pid in seen}) == (2 if available() else 1)
+
+    def refuse(part: object) -> list[int]:
+        raise ValueError("a setting no process can score with")
+
+    with pytest.raises(ValueError, match="no process can score with"):
+        map_forked(refuse, items, 2)

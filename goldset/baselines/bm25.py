@@ -1,4 +1,5 @@
-"""The built-in BM25 baseline: lexical retrieval over the dataset's own chunks (or a KB), extractive answers.
+"""The built-in BM25 baseline: lexical retrieval over the knowledge base the dataset was built from, extractive
+answers.
 
 ``goldset eval --dataset data/ --baseline bm25`` (or ``--target bm25``) gives any user a reference run with no
 LLM at all: the retrieval metrics are a real floor to beat, and the "answer" is the first sentences of the top
@@ -17,7 +18,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -36,6 +37,8 @@ _SENTENCE_RE = re.compile(r"(?<=[.!?。！？])\s*")
 
 @dataclass(frozen=True)
 class Passage:
+    """One searchable text and the ids the baseline reports for it."""
+
     text: str
     doc_id: str | None = None
     chunk_id: str | None = None
@@ -49,7 +52,7 @@ class BM25Index:
 
         self.passages = [p for p in passages if p.text.strip()]
         if not self.passages:
-            raise InputError("bm25 baseline: the corpus holds no text to index; give a dataset with chunks or --kb")
+            raise InputError("bm25 baseline: the corpus holds no text to index; give it a KB folder or chunks.jsonl")
         self._retriever = bm25s.BM25()
         self._retriever.index([tokenize(p.text) or [""] for p in self.passages], show_progress=False)
         # bm25s keeps scratch state per call; one query at a time keeps threaded targets safe.
@@ -81,7 +84,7 @@ def passages_from_dataset(dataset: Dataset) -> list[Passage]:
     """The dataset's evidence chunks (``chunks.jsonl``)."""
     if not dataset.chunks:
         where = dataset.path or "the dataset"
-        raise InputError(f"{where}: no chunks.jsonl to index for the bm25 baseline; pass --kb DIR instead")
+        raise InputError(f"{where}: no chunks.jsonl for the bm25 baseline to index; give it a KB folder (kb)")
     return [Passage(c.text, c.doc_id, c.id) for c in sorted(dataset.chunks.values(), key=lambda c: c.id)]
 
 
@@ -108,16 +111,51 @@ def passages_from_path(path: str | Path, ws: Workspace | None = None) -> list[Pa
     return [Passage(c.text, c.doc_id, c.id) for c in chunks]
 
 
-def make_target(
-    dataset: Dataset | None = None, *, kb_dir: str | Path | None = None, k: int = 5, ws: Workspace | None = None
-) -> Callable[[str], dict[str, Any]]:
-    """A target callable ``fn(question) -> {answer, contexts, latency}`` over the dataset chunks or ``kb_dir``."""
-    if kb_dir is not None:
-        passages = passages_from_path(kb_dir, ws)
-    elif dataset is not None:
-        passages = passages_from_dataset(dataset)
-    else:
-        raise InputError("bm25 baseline: give a dataset or a KB folder to index")
+@dataclass
+class Corpus:
+    """What the baseline searches: the passages, a label for the run's metadata, and the notes a reader of its
+    scores must see (a corpus smaller than the knowledge base makes retrieval look easier than it is)."""
+
+    passages: list[Passage]
+    label: str
+    notes: list[str] = field(default_factory=list)
+
+
+def baseline_corpus(dataset: Dataset, *, kb: str | Path | None = None, ws: Workspace | None = None) -> Corpus:
+    """The corpus the dataset was built from: ``kb`` when given, else the workspace's knowledge base
+    (``.goldset/kb``), else only the chunks the dataset cites, with a note saying so.
+
+    The dataset's ``chunks.jsonl`` holds only the chunks its pairs cite; searched alone, every chunk is relevant to
+    some question and recall comes out far above what the same search gives over the whole knowledge base.
+    """
+    from goldset.kb import load_chunks, snapshot_id
+
+    if kb is not None:
+        passages = passages_from_path(kb, ws)
+        return Corpus(passages, f"kb {kb}, {len(passages)} chunks")
+    chunks = load_chunks(ws) if ws is not None else []
+    if chunks:
+        notes = []
+        built_from = dataset.manifest.kb_snapshot_id if dataset.manifest else None
+        current = snapshot_id(chunks)
+        if built_from and built_from != current:
+            notes.append(
+                f"the bm25 baseline searched the workspace's knowledge base as it is now ({current}), not the snapshot "
+                f"the dataset was built from ({built_from}): documents changed since"
+            )
+        passages = [Passage(c.text, c.doc_id, c.id) for c in chunks]
+        return Corpus(passages, f"workspace kb {ws.kb_dir if ws else ''}, {len(passages)} chunks", notes)
+    passages = passages_from_dataset(dataset)
+    note = (
+        f"the bm25 baseline searched only the {len(passages)} chunks the dataset cites, not the knowledge base it "
+        f"was built from (no kb given, no ingested .goldset/kb in a workspace): every chunk it can find is evidence "
+        f"for some question, so its retrieval scores are optimistic; give it the documents (kb, --kb DOCS_DIR)"
+    )
+    return Corpus(passages, f"dataset chunks only, {len(passages)} chunks", [note])
+
+
+def make_target(passages: Iterable[Passage], *, k: int = 5) -> Callable[[str], dict[str, Any]]:
+    """A target callable ``fn(question) -> {answer, contexts, latency}`` searching ``passages``."""
     index = BM25Index(passages)
 
     def bm25_baseline(question: str) -> dict[str, Any]:
@@ -140,7 +178,7 @@ _default_lock = threading.Lock()
 def answer(question: str) -> dict[str, Any]:
     """``--target goldset.baselines.bm25:answer`` outside ``goldset eval``: corpus from ``$GOLDSET_BM25_CORPUS``.
 
-    (``goldset eval`` itself recognises this target and indexes the dataset being evaluated.)
+    (``goldset eval`` itself recognises this target and searches the corpus of :func:`baseline_corpus`.)
     """
     global _default
     with _default_lock:
@@ -151,5 +189,5 @@ def answer(question: str) -> dict[str, Any]:
                     f"bm25 baseline: set {CORPUS_ENV} to a dataset folder, chunks.jsonl or KB folder "
                     f"(or run it as `goldset eval --baseline bm25`)"
                 )
-            _default = make_target(kb_dir=corpus)
+            _default = make_target(passages_from_path(corpus))
     return _default(question)

@@ -4,6 +4,10 @@ Each rule is a small pure function registered with the metrics it reads. A rule 
 inputs was measured in the run: a missing judge metric never produces a diagnosis by default. Each input may list
 alternatives (``context_recall`` or ``recall@5``...): the first one the run measured is used.
 
+Rules read quality metrics over the questions the system *answered* (``RunSummary.answered``): failed questions
+score 0 on recall, and a run where a third of the questions timed out would otherwise be diagnosed with poor
+chunking. Failures have their own rule (``system-errors``, from ``error_rate``).
+
 The cut-offs below are rules of thumb, not laws: they are stated in every finding so a reader can judge.
 """
 
@@ -26,6 +30,8 @@ FAITHFUL = ("faithfulness",)
 
 @dataclass(frozen=True)
 class Diagnosis:
+    """A rule that fired: what the numbers say, the likely cause, what to try, and the values it read."""
+
     rule: str
     finding: str  # what the numbers say
     cause: str  # the likely cause
@@ -36,6 +42,8 @@ class Diagnosis:
 
 @dataclass(frozen=True)
 class Rule:
+    """A registered rule: its name, its inputs (alternative metric names each) and the function deciding."""
+
     name: str
     inputs: tuple[tuple[str, ...], ...]  # one tuple of alternative metric names per input
     fn: Callable[[list[float], RunSummary], Diagnosis | None]
@@ -58,15 +66,28 @@ def rule(name: str, *inputs: tuple[str, ...]) -> Callable[[RuleFn], RuleFn]:
 
 
 def list_rules() -> list[Rule]:
+    """Every registered rule, in registration order."""
     return list(_RULES)
 
 
+def answered_view(summary: RunSummary) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
+    """Quality metric means (overall, per type) over the questions the system answered.
+
+    Equal to ``overall`` / ``by_type`` when no question failed; empty when every question failed (or the summary was
+    written before goldset kept ``answered``): then no quality rule can run.
+    """
+    if summary.n_failed == 0:
+        return summary.overall, summary.by_type
+    return summary.answered, summary.answered_by_type
+
+
 def measured(summary: RunSummary, names: tuple[str, ...]) -> tuple[str, float] | None:
-    """The first of ``names`` the run measured (overall quality metrics, then system figures)."""
+    """The first of ``names`` the run measured: quality metrics over answered questions, then system figures."""
+    overall, _ = answered_view(summary)
     for name in names:
-        if name in summary.overall and summary.overall[name] is not None:
-            return name, summary.overall[name]
-        if name in summary.system and summary.system[name] is not None:
+        if overall.get(name) is not None:
+            return name, overall[name]
+        if summary.system.get(name) is not None:
             return name, summary.system[name]
     return None
 
@@ -94,7 +115,7 @@ def _low_recall(v: list[float], s: RunSummary) -> Diagnosis | None:
     if recall < LOW:
         return Diagnosis(
             "retrieval-recall",
-            f"the evidence is often not retrieved (recall < {LOW})",
+            f"the evidence is often not retrieved, even on the questions the system answered (recall < {LOW})",
             "chunking or retrieval: the passages that hold the answer are not found",
             "try other chunk sizes/overlap, hybrid (BM25 + dense) search, query rewriting, or a larger k",
             severity="critical" if recall < VERY_LOW else "warning",
@@ -161,7 +182,7 @@ def _over_refusal(v: list[float], s: RunSummary) -> Diagnosis | None:
     if false_refusal > 0.2:
         return Diagnosis(
             "over-refusal",
-            "the system refuses answerable questions (false refusal > 0.2)",
+            "the system refuses answerable questions (false refusal > 0.2 of the answers it gave)",
             "a refusal policy that is too strict, or retrieval that misses the evidence",
             "loosen the refusal instruction; check recall on the refused questions",
         )
@@ -186,11 +207,12 @@ def _errors(v: list[float], s: RunSummary) -> Diagnosis | None:
 def _multi_passage(v: list[float], s: RunSummary) -> Diagnosis | None:
     """Questions that need two passages (multi_hop, comparison) find far less evidence than the rest."""
     (recall,) = v
-    name = next((n for n in RECALL if n in s.overall), None)
+    overall, by_type = answered_view(s)
+    name = next((n for n in RECALL if n in overall), None)
     lagging = {
-        t: s.by_type[t][name]
+        t: by_type[t][name]
         for t in ("multi_hop", "comparison")
-        if name and name in s.by_type.get(t, {}) and s.by_type[t][name] < recall - 0.2
+        if name and name in by_type.get(t, {}) and by_type[t][name] < recall - 0.2
     }
     if not lagging:
         return None
@@ -235,8 +257,10 @@ def diagnose(summary: RunSummary) -> list[Diagnosis]:
 def skipped_rules(summary: RunSummary) -> list[str]:
     """Rules that could not run, with the inputs the run did not measure (shown in the report)."""
     out = []
+    nothing_answered = summary.n_failed > 0 and not answered_view(summary)[0]
     for r in _RULES:
         missing = [" or ".join(names) for names in r.inputs if measured(summary, names) is None]
         if missing:
-            out.append(f"{r.name}: needs {'; '.join(missing)}")
+            why = " (over answered questions: none)" if nothing_answered else ""
+            out.append(f"{r.name}: needs {'; '.join(missing)}{why}")
     return out

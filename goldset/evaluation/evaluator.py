@@ -11,20 +11,22 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from goldset.dataset import Dataset
     from goldset.evaluation.gate import GateResult, Thresholds
+    from goldset.evaluation.runs import SampleStore, StoredRun
     from goldset.evaluation.settings import EvalSettings
     from goldset.progress import ProgressCallback
-    from goldset.schema import RunMeta, RunSample, RunSummary, SampleScores
+    from goldset.schema import QAPair, RunMeta, RunSample, RunSummary, SampleScores
     from goldset.workspace import Workspace
 
 __all__ = ["EvalResult", "evaluate"]
 
-#: ``--target`` names that mean the built-in BM25 baseline over the dataset's own chunks.
+#: ``target`` names that mean the built-in BM25 baseline.
 BM25_TARGETS = ("bm25", "goldset.baselines.bm25:answer")
 
 
 @dataclass
 class EvalResult:
-    """What :func:`evaluate` produced; ``gate`` is None when no thresholds were given."""
+    """What :func:`evaluate` produced: the run folder written and its contents, the gate result (None when no
+    thresholds were given) and the notes a reader of the numbers must see (also stored in the summary)."""
 
     run_id: str
     folder: Path
@@ -37,10 +39,23 @@ class EvalResult:
 
     @property
     def passed(self) -> bool:
+        """True unless thresholds were given and one of them was not met."""
         return self.gate is None or self.gate.passed
 
 
-def _read_baseline(spec: str, ws: Workspace | None, runs_dir: Path, thresholds_path: Path | None) -> Any:
+@dataclass
+class _Run:
+    """The samples a source produced, how to name the run, and what the reader must know about them."""
+
+    samples: dict[str, RunSample]
+    label: str
+    target: str
+    notes: list[str] = field(default_factory=list)
+
+
+def _read_baseline(spec: str, ws: Workspace | None, runs_dir: Path, thresholds_path: Path | None) -> StoredRun:
+    """The relative gate's baseline run: a folder relative to the current folder, the thresholds file or the
+    workspace, else a run id under the runs folder."""
     from goldset.evaluation.runs import read_run
 
     path = Path(spec)
@@ -56,18 +71,150 @@ def _read_baseline(spec: str, ws: Workspace | None, runs_dir: Path, thresholds_p
     return read_run(spec, ws, runs_dir)
 
 
+def _questions(sample: dict[str, Any] | None) -> str:
+    return f"a sample {sample}" if sample else "the full set"
+
+
+def _from_file(
+    run_file: Path,
+    data: Dataset,
+    pairs: list[QAPair],
+    fingerprint: str,
+    store: SampleStore,
+    early: _EarlyScoring | None = None,
+) -> _Run:
+    from goldset.evaluation.run_files import read_run_file
+
+    wanted = {p.id: p.question for p in pairs}
+    run = read_run_file(
+        run_file,
+        data,
+        fingerprint=fingerprint,
+        questions=wanted,
+        keep=store.add_line,
+        on_share=early.start if early else None,
+        share_at=early.share_at() if early else (),
+    )
+    notes = list(run.notes)
+    extra = sorted(set(run.samples) - set(wanted))
+    if extra:
+        notes.append(f"{len(extra)} sample(s) in the run file are for pairs not evaluated here; ignored")
+    samples = {pid: s for pid, s in run.samples.items() if pid in wanted}
+    missing = [p.id for p in pairs if p.id not in samples]
+    if missing:
+        shown = ", ".join(missing[:5]) + (" …" if len(missing) > 5 else "")
+        notes.append(f"{len(missing)} pair(s) missing from the run file count as failed samples: {shown}")
+    label = run_file.name.removesuffix(".gz").removesuffix(".jsonl")
+    return _Run(samples, label, f"file:{run_file}", notes)
+
+
+class _EarlyScoring:
+    """Scoring a large run file while it is read: each share of the file read (:meth:`share_at`) is scored in a
+    forked process while this one reads on; this process scores the last share and the pairs the run lacks.
+
+    On two cores this overlaps the two halves of the work (reading is a third of it, scoring the rest), where
+    scoring after reading would leave one core idle while the file is read.
+    """
+
+    def __init__(self, pairs: list[QAPair], settings: EvalSettings, workers: int) -> None:
+        from functools import partial
+
+        from goldset.evaluation.parallel import Forks
+        from goldset.evaluation.scoring import score_items
+
+        self.by_id = {p.id: p for p in pairs}
+        self.settings = settings
+        self.workers = workers
+        self.forks: Forks[tuple[QAPair, RunSample | None], SampleScores] = Forks(partial(score_items, settings))
+        self.started: set[str] = set()
+
+    def share_at(self) -> list[float]:
+        """Where in the file each forked share ends: even shares, this process keeping the last one.
+
+        (Measured with two workers: this process also reads the file and writes the run, the other core also
+        compresses the samples; even shares keep the two about equally busy.)
+        """
+        return [k / self.workers for k in range(1, self.workers)]
+
+    def start(self, samples: list[RunSample]) -> None:
+        part = [(self.by_id[s.pair_id], s) for s in samples if s.pair_id in self.by_id]
+        self.forks.start(part)
+        self.started.update(pair.id for pair, _ in part)
+
+    def finish(self, pairs: list[QAPair], samples: dict[str, RunSample]) -> list[SampleScores]:
+        """Every pair's scores in the pairs' order: the rest scored here, then the early shares collected."""
+        from goldset.evaluation.scoring import check_run_fits_matcher, score_items, score_run
+
+        if not self.started:  # nothing was handed on (a gzip run file): score as usual, in several processes
+            return score_run(pairs, samples, self.settings, workers=self.workers)
+        check_run_fits_matcher(samples.values(), self.settings)
+        rest = score_items(self.settings, [(p, samples.get(p.id)) for p in pairs if p.id not in self.started])
+        by_id = {s.pair_id: s for s in (*rest, *self.forks.collect())}
+        return [by_id[p.id] for p in pairs]
+
+
+def _from_target(
+    target: str | Callable[..., Any],
+    data: Dataset,
+    pairs: list[QAPair],
+    settings: EvalSettings,
+    *,
+    kb: str | Path | None,
+    ws: Workspace | None,
+    progress: ProgressCallback | None,
+) -> _Run:
+    from goldset.evaluation.callables import load_target, run_callable
+
+    notes: list[str] = []
+    if isinstance(target, str) and target in BM25_TARGETS:
+        from goldset.baselines.bm25 import baseline_corpus, make_target
+
+        corpus = baseline_corpus(data, kb=kb, ws=ws)
+        notes += corpus.notes
+        fn = make_target(corpus.passages)
+        label, desc = "bm25-baseline", f"target:goldset.baselines.bm25:answer ({corpus.label})"
+    elif isinstance(target, str):
+        fn = load_target(target)
+        label, desc = target.rpartition(":")[2] or target, f"target:{target}"
+    else:
+        fn = target
+        name = getattr(target, "__qualname__", type(target).__name__)
+        label, desc = name, f"target:{getattr(target, '__module__', '?')}:{name}"
+    samples = run_callable(fn, pairs, concurrency=settings.concurrency, timeout_s=settings.timeout_s, progress=progress)
+    return _Run(samples, label, desc, notes)
+
+
+def _from_endpoint(
+    url: str, pairs: list[QAPair], settings: EvalSettings, ws: Workspace | None, progress: ProgressCallback | None
+) -> _Run:
+    from goldset.evaluation.endpoints import redact_url, run_endpoint
+
+    samples = run_endpoint(
+        url,
+        pairs,
+        settings.endpoint,
+        ws=ws,
+        concurrency=settings.concurrency,
+        timeout_s=settings.timeout_s,
+        progress=progress,
+    )
+    safe = redact_url(url)
+    return _Run(samples, safe.split("//", 1)[-1].split("/", 1)[0], f"endpoint:{safe}")
+
+
 def evaluate(
     dataset: str | Path | Dataset,
     *,
     run_file: str | Path | None = None,
     target: str | Callable[..., Any] | None = None,
     endpoint: str | None = None,
-    ws: Workspace | None = None,
+    ws: Workspace | Path | None = None,
     settings: EvalSettings | None = None,
     sample: int | None = None,
     seed: int = 0,
     out_dir: str | Path | None = None,
     thresholds: str | Path | Thresholds | None = None,
+    allow_different_settings: bool = False,
     concurrency: int | None = None,
     timeout_s: float | None = None,
     kb: str | Path | None = None,
@@ -76,45 +223,70 @@ def evaluate(
     """Evaluate one run of a RAG system against ``dataset`` and write ``runs/<run-id>/``.
 
     Exactly one of ``run_file``, ``target`` (``package.module:function``, a callable, or ``"bm25"`` for the
-    built-in baseline; ``kb`` gives the baseline another corpus) or ``endpoint`` (URL) says where the run comes
-    from. Pairs the run lacks and questions that failed count as failed samples. The gate result is returned,
-    not raised: the CLI turns a failed gate into exit code 1.
+    built-in baseline, which searches ``kb`` or else the workspace's knowledge base) or ``endpoint`` (URL) says
+    where the run comes from. ``ws`` is a :class:`Workspace`, a folder inside one, or None for the workspace around
+    the current folder (evaluation also works outside any workspace). Pairs the run lacks and questions that failed
+    count as failed samples. A relative threshold's baseline must be a run of the same dataset scored with the same
+    settings (``allow_different_settings`` lifts the second condition). The gate result is returned, not raised:
+    the CLI turns a failed gate into exit code 1.
     """
     from goldset.config import load_settings
     from goldset.dataset import Dataset
-    from goldset.errors import UsageError
-    from goldset.evaluation import sources
+    from goldset.errors import InputError, UsageError
+    from goldset.evaluation import datasets
+    from goldset.evaluation.compare import check_comparable
     from goldset.evaluation.gate import Thresholds, check_gate, load_thresholds
-    from goldset.evaluation.runs import git_revision, make_run_id, write_run
+    from goldset.evaluation.parallel import MIN_PER_WORKER
+    from goldset.evaluation.parallel import available as parallel_available
+    from goldset.evaluation.run_files import missing_sample, paused_gc
+    from goldset.evaluation.runs import SampleStore, git_revision, make_run_id, write_run
     from goldset.evaluation.sampling import stratified_sample
     from goldset.evaluation.scoring import MISSING, score_run, summarize
     from goldset.schema import RunMeta
-    from goldset.workspace import find_workspace
+    from goldset.schema.base import utcnow
+    from goldset.workspace import optional_workspace
 
-    given = [n for n, v in (("--run", run_file), ("--target", target), ("--endpoint", endpoint)) if v is not None]
+    given = [n for n, v in (("run_file", run_file), ("target", target), ("endpoint", endpoint)) if v is not None]
     if len(given) != 1:
         what = "none" if not given else " and ".join(given)
-        raise UsageError(f"give exactly one of --run FILE, --target MODULE:FUNCTION or --endpoint URL (got {what})")
+        raise UsageError(f"give exactly one of run_file, target or endpoint (got {what})")
+    if kb is not None and target not in BM25_TARGETS:
+        raise UsageError("kb is the corpus of the bm25 baseline; give it together with target='bm25'")
 
-    ws = ws if ws is not None else find_workspace(required=False)
+    ws = optional_workspace(ws)
     running = {"concurrency": concurrency, "timeout_s": timeout_s}
     if settings is None:
         settings = load_settings(ws, eval=running).eval
     else:
         settings = settings.model_copy(update={k: v for k, v in running.items() if v is not None})
-    data = dataset if isinstance(dataset, Dataset) else sources.resolve_dataset(dataset, ws)
+    with paused_gc():
+        data = dataset if isinstance(dataset, Dataset) else datasets.resolve_dataset(dataset, ws)
     dataset_label = str(dataset if not isinstance(dataset, Dataset) else (data.path or "dataset"))
-    fingerprint = sources.dataset_fingerprint(data)
+    fingerprint = datasets.dataset_fingerprint(data)
     notes: list[str] = []
+    note = datasets.manifest_note(data)
+    if note:
+        notes.append(note)
 
-    pairs, note = sources.select_pairs(data)
+    pairs, note = datasets.select_pairs(data)
     if note:
         notes.append(note)
     if sample is not None:
         pairs = stratified_sample(pairs, sample, seed)
         notes.append(f"stratified sample: {len(pairs)} questions (seed {seed}), every question type represented")
 
-    # Thresholds are read before the run so a typo in them fails in a second, not after an hour of questions.
+    meta = RunMeta(
+        run_id="(this run)",
+        dataset=dataset_label,
+        dataset_version=data.manifest.version if data.manifest else None,
+        manifest_hash=fingerprint,
+        git_revision=git_revision(ws.root if ws else Path.cwd()),
+        metric_config=settings.scoring(),
+        n_samples=len(pairs),
+        sample={"n": sample, "seed": seed} if sample is not None else None,
+    )
+
+    # Thresholds and their baseline are read before the run so a typo fails in a second, not after an hour.
     gate_spec: Thresholds | None = None
     thresholds_path: Path | None = None
     if isinstance(thresholds, Thresholds):
@@ -125,108 +297,76 @@ def evaluate(
     runs_dir = Path(settings.runs_dir) if settings.runs_dir else (ws.runs_dir if ws else Path("runs"))
     if settings.runs_dir and ws is not None and not runs_dir.is_absolute():
         runs_dir = ws.root / runs_dir
-    baseline = None
+    baseline: StoredRun | None = None
     if gate_spec is not None and gate_spec.relative is not None:
         baseline = _read_baseline(gate_spec.relative.baseline, ws, runs_dir, thresholds_path)
-        if baseline.meta.manifest_hash and baseline.meta.manifest_hash != fingerprint:
-            from goldset.errors import InputError
-
-            raise InputError(
-                f"{baseline.folder}: the baseline run was scored against another dataset "
-                f"(hash {baseline.meta.manifest_hash}, this one {fingerprint}); re-run the baseline on this version"
+        differ = check_comparable(
+            baseline.meta, meta, (str(baseline.folder), "this run"), allow_different_settings=allow_different_settings
+        )
+        if differ:
+            notes.append(f"relative limits compare runs scored with different settings: {'; '.join(differ)}")
+        if baseline.meta.sample != meta.sample:
+            notes.append(
+                f"baseline {baseline.run_id} was run on {_questions(baseline.meta.sample)}, this run on "
+                f"{_questions(meta.sample)}: relative limits compare different questions"
             )
 
     if out_dir is not None and Path(out_dir).exists():
-        from goldset.errors import InputError
+        raise InputError(f"{out_dir}: run folder already exists; write the run to another folder or remove this one")
 
-        raise InputError(f"{out_dir}: run folder already exists; choose another --out or remove it")
-
-    by_id = {p.id: p for p in pairs}
-    if run_file is not None:
-        run = sources.read_run_file(Path(run_file), data, fingerprint=fingerprint)
-        notes += run.notes
-        extra = sorted(set(run.samples) - set(by_id))
-        if extra:
-            notes.append(f"{len(extra)} sample(s) in the run file are for pairs not evaluated here; ignored")
-        samples = {pid: s for pid, s in run.samples.items() if pid in by_id}
-        missing = [p for p in pairs if p.id not in samples]
-        if missing:
-            shown = ", ".join(p.id for p in missing[:5]) + (" …" if len(missing) > 5 else "")
-            notes.append(f"{len(missing)} pair(s) missing from the run file count as failed samples: {shown}")
-        label, target_desc = Path(run_file).stem, f"file:{run_file}"
-    elif target is not None:
-        if isinstance(target, str) and target in BM25_TARGETS:
-            from goldset.baselines.bm25 import make_target
-
-            fn = make_target(data if kb is None else None, kb_dir=kb, ws=ws)
-            corpus = f"kb {kb}" if kb else "dataset chunks"
-            label, target_desc = "bm25-baseline", f"target:goldset.baselines.bm25:answer ({corpus})"
-        elif isinstance(target, str):
-            fn = sources.load_target(target)
-            label, target_desc = target.rpartition(":")[2] or target, f"target:{target}"
+    # Samples are compressed for the run folder as they come, while the rest of the work goes on (SampleStore).
+    folder = Path(out_dir) if out_dir is not None else runs_dir / "(run id)"
+    store = SampleStore(folder.parent)
+    workers = settings.workers()
+    early: _EarlyScoring | None = None
+    if run_file is not None and workers > 1 and len(pairs) >= 2 * MIN_PER_WORKER and parallel_available():
+        early = _EarlyScoring(pairs, settings, min(workers, len(pairs) // MIN_PER_WORKER))
+    try:
+        if run_file is not None:
+            with paused_gc():
+                run = _from_file(Path(run_file), data, pairs, fingerprint, store, early)
+        elif target is not None:
+            run = _from_target(target, data, pairs, settings, kb=kb, ws=ws, progress=progress)
         else:
-            fn = target
-            name = getattr(target, "__qualname__", type(target).__name__)
-            label, target_desc = name, f"target:{getattr(target, '__module__', '?')}:{name}"
-        samples = sources.run_callable(
-            fn, pairs, concurrency=settings.concurrency, timeout_s=settings.timeout_s, progress=progress
-        )
-    else:
-        url = str(endpoint)
-        samples = sources.run_endpoint(
-            url,
-            pairs,
-            settings.endpoint,
-            ws=ws,
-            concurrency=settings.concurrency,
-            timeout_s=settings.timeout_s,
-            progress=progress,
-        )
-        safe = sources.redact_url(url)
-        label, target_desc = safe.split("//", 1)[-1].split("/", 1)[0], f"endpoint:{safe}"
+            run = _from_endpoint(str(endpoint), pairs, settings, ws, progress)
+        notes += run.notes
 
-    # Stored samples carry their question, so a run folder reads on its own (report, compare).
-    samples = {
-        pid: (s if s.question else s.model_copy(update={"question": by_id[pid].question})) for pid, s in samples.items()
-    }
-    n_errors = sum(1 for s in samples.values() if s.error)
-    if n_errors:
-        notes.append(f"{n_errors} of {len(pairs)} question(s) failed in the system; they count against it")
+        # Stored samples carry their question, so a run folder reads on its own (report, compare).
+        by_id = {p.id: p for p in pairs}
+        samples = run.samples
+        for pid in sorted(samples):  # run files stored their lines as they were read; targets are stored by id
+            if not samples[pid].question:
+                samples[pid] = samples[pid].model_copy(update={"question": by_id[pid].question})
+            if pid not in store:
+                store.add(samples[pid])
+        # The stored samples hold one line per evaluated pair: stand-ins record what was missing.
+        stored = dict(samples)
+        for p in pairs:
+            if p.id not in stored:
+                stored[p.id] = missing_sample(p, MISSING)
+                store.add(stored[p.id])
+        n_errors = sum(1 for s in samples.values() if s.error)
+        if n_errors:
+            notes.append(f"{n_errors} of {len(pairs)} question(s) failed in the system; they count against it")
 
-    run_id = make_run_id(label, fingerprint)
-    # Pairs without a sample are scored as missing (failed, worst values) by score_run, never dropped.
-    scores = score_run(pairs, samples, settings)
-    summary = summarize(run_id, scores, samples, settings)
-    # samples.jsonl holds one line per evaluated pair: stand-ins record what was missing.
-    stored = dict(samples)
-    for p in pairs:
-        if p.id not in stored:
-            stored[p.id] = sources.missing_sample(p, MISSING)
-    meta = RunMeta(
-        run_id=run_id,
-        dataset=dataset_label,
-        dataset_version=data.manifest.version if data.manifest else None,
-        manifest_hash=fingerprint,
-        target=target_desc,
-        git_revision=git_revision(ws.root if ws else Path.cwd()),
-        metric_config=settings.scoring(),
-        n_samples=len(pairs),
-        sample={"n": sample, "seed": seed} if sample is not None else None,
-    )
-    folder = Path(out_dir) if out_dir is not None else runs_dir / run_id
-    write_run(folder, meta, list(stored.values()), scores, summary)
+        run_id = make_run_id(run.label, fingerprint)
+        meta = meta.model_copy(update={"run_id": run_id, "target": run.target, "created_at": utcnow()})
+        # Pairs without a sample are scored as missing (failed, worst values) by score_run, never dropped.
+        with paused_gc():
+            if early is not None:
+                scores = early.finish(pairs, samples)
+            else:
+                scores = score_run(pairs, samples, settings, workers=workers)
+            summary = summarize(run_id, scores, samples, settings)
+        summary.notes = list(notes)
+        folder = folder.parent / run_id if out_dir is None else folder
+        write_run(folder, meta, store, scores, summary)
+    finally:
+        store.close()
+        if early is not None:
+            early.forks.close()
 
     gate = check_gate(summary, gate_spec, baseline.summary if baseline else None) if gate_spec else None
-    if baseline is not None and baseline.meta.sample != meta.sample:
-
-        def what(s: dict | None) -> str:
-            return f"a sample {s}" if s else "the full set"
-
-        notes.append(
-            f"baseline {baseline.run_id} was run on {what(baseline.meta.sample)}, this run on {what(meta.sample)}: "
-            f"relative limits compare different questions"
-        )
     return EvalResult(
         run_id=run_id, folder=folder, meta=meta, summary=summary, scores=scores, samples=stored, gate=gate, notes=notes
     )
-

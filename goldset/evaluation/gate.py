@@ -9,9 +9,11 @@ A thresholds file (YAML)::
       baseline: runs/20260101T000000Z-bm25-abc123
       metrics: {recall@5: 0.95}                 # ≥ 95% of the baseline's value
 
-For a lower-is-better metric (latency, cost, tokens, errors) a relative ratio is the most it may grow to:
-``latency_p95_ms: 1.2`` means at most 120% of the baseline. A threshold on a metric the run did not measure fails
-(with a note saying so): a gate that silently passes because of a typo is worse than no gate.
+For a lower-is-better metric (latency, cost, errors: the metric registry says which) a relative ratio is the most
+it may grow to: ``latency_p95_ms: 1.2`` means at most 120% of the baseline; a metric without a direction (token
+counts) cannot have a relative limit. A threshold on a metric the run did not measure fails (with a note saying
+so), and a file that sets no threshold at all is an error: a gate that silently passes because of a typo is worse
+than no gate. The baseline must be a run of the same dataset scored with the same settings.
 """
 
 from __future__ import annotations
@@ -22,37 +24,53 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from goldset.errors import ConfigError, InputError
+from goldset.evaluation.metrics.registry import higher_is_better
 from goldset.schema import RunSummary
-
-_LOWER_IS_BETTER_HINTS = ("latency", "_ms", "cost", "token", "error", "fail", "hallucination")
-
-
-def lower_is_better(metric: str) -> bool:
-    """The metric registry's direction when it knows the metric; else latency, cost, token and error figures
-    improve downwards and everything else upwards."""
-    from goldset.evaluation.metrics import higher_is_better
-
-    known = higher_is_better(metric)
-    if known is not None:
-        return not known
-    name = metric.lower()
-    return any(h in name for h in _LOWER_IS_BETTER_HINTS)
 
 
 class RelativeThresholds(BaseModel):
+    """Limits relative to a baseline run of the same dataset, scored with the same settings."""
+
     model_config = ConfigDict(extra="forbid")
 
     baseline: str = Field(description="Run folder or run id of the baseline run.")
-    metrics: dict[str, float] = Field(default_factory=dict, description="metric → ratio of the baseline's value.")
+    metrics: dict[str, float] = Field(
+        default_factory=dict,
+        description="metric → ratio of the baseline's value: at least that (at most, for lower-is-better metrics).",
+    )
 
 
 class Thresholds(BaseModel):
+    """A thresholds file: what a run must meet for the gate to pass."""
+
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    min_: dict[str, float] = Field(default_factory=dict, alias="min")
-    max_: dict[str, float] = Field(default_factory=dict, alias="max")
-    by_type: dict[str, dict[str, float]] = Field(default_factory=dict)
-    relative: RelativeThresholds | None = None
+    min_: dict[str, float] = Field(default_factory=dict, alias="min", description="metric → minimum, overall.")
+    max_: dict[str, float] = Field(default_factory=dict, alias="max", description="metric → maximum, overall.")
+    by_type: dict[str, dict[str, float]] = Field(
+        default_factory=dict, description="question type → metric → minimum inside that type."
+    )
+    relative: RelativeThresholds | None = Field(None, description="Limits relative to a baseline run.")
+
+    def count(self) -> int:
+        """How many limits the file sets."""
+        relative = len(self.relative.metrics) if self.relative is not None else 0
+        return len(self.min_) + len(self.max_) + sum(len(v) for v in self.by_type.values()) + relative
+
+
+def check_thresholds(thresholds: Thresholds, where: str) -> None:
+    """Refuse thresholds that would make a gate pass or decide for the wrong reason: none at all (an empty file
+    passes every run), a relative block without metrics, or a relative limit on a metric without a direction."""
+    if thresholds.count() == 0:
+        raise ConfigError(f"{where}: no thresholds are set; give min, max, by_type or relative limits")
+    if thresholds.relative is not None and not thresholds.relative.metrics:
+        raise ConfigError(f"{where}: relative.metrics is empty; give metric: ratio limits for the baseline")
+    for metric in sorted(thresholds.relative.metrics if thresholds.relative else {}):
+        if higher_is_better(metric) is None:
+            raise ConfigError(
+                f"{where}: relative.metrics.{metric}: goldset knows no direction for this metric (neither higher "
+                f"nor lower is better, or the name is wrong); give it an absolute limit under min or max"
+            )
 
 
 @dataclass(frozen=True)
@@ -70,17 +88,22 @@ class GateRow:
 
 @dataclass
 class GateResult:
+    """Every threshold checked, in the order of the file (min, max, by_type, relative)."""
+
     rows: list[GateRow] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
-        return all(r.passed for r in self.rows)
+        """Every threshold met (and at least one was checked: :func:`check_thresholds`)."""
+        return bool(self.rows) and all(r.passed for r in self.rows)
 
     @property
     def failures(self) -> list[GateRow]:
+        """The thresholds not met."""
         return [r for r in self.rows if not r.passed]
 
     def summary_line(self) -> str:
+        """``gate passed: N thresholds met`` or ``gate failed: …`` naming the first failures."""
         failed = self.failures
         if not failed:
             return f"gate passed: {len(self.rows)} thresholds met"
@@ -106,13 +129,15 @@ def load_thresholds(path: Path) -> Thresholds:
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: expected a mapping with min, max, by_type and/or relative")
     try:
-        return Thresholds.model_validate(raw)
+        thresholds = Thresholds.model_validate(raw)
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = ".".join(str(p) for p in err.get("loc", ()))
         unknown = err.get("type") == "extra_forbidden"
         hint = "unknown key (known: min, max, by_type, relative)" if unknown else err["msg"]
         raise ConfigError(f"{path}: {loc}: {hint}") from None
+    check_thresholds(thresholds, str(path))
+    return thresholds
 
 
 def metric_value(summary: RunSummary, metric: str, question_type: str | None = None) -> float | None:
@@ -135,6 +160,7 @@ def _not_measured(summary: RunSummary, question_type: str | None = None) -> str:
 
 
 def check_min(summary: RunSummary, metric: str, limit: float, question_type: str | None = None) -> GateRow:
+    """``value ≥ limit`` overall or inside one question type; a metric the run did not measure fails."""
     scope = f"type:{question_type}" if question_type else "overall"
     value = metric_value(summary, metric, question_type)
     if value is None:
@@ -143,6 +169,7 @@ def check_min(summary: RunSummary, metric: str, limit: float, question_type: str
 
 
 def check_max(summary: RunSummary, metric: str, limit: float) -> GateRow:
+    """``value ≤ limit`` overall; a metric the run did not measure fails."""
     value = metric_value(summary, metric)
     if value is None:
         return GateRow("max", "overall", metric, None, limit, False, _not_measured(summary))
@@ -159,12 +186,13 @@ def check_relative(summary: RunSummary, baseline: RunSummary, metric: str, ratio
     limit = ratio * base
     if value is None:
         return GateRow("relative", "overall", metric, None, limit, False, _not_measured(summary))
-    ok = value <= limit if lower_is_better(metric) else value >= limit
+    ok = value <= limit if higher_is_better(metric) is False else value >= limit  # None refused by check_thresholds
     return GateRow("relative", "overall", metric, value, limit, ok, note)
 
 
 def check_gate(summary: RunSummary, thresholds: Thresholds, baseline: RunSummary | None = None) -> GateResult:
     """Every threshold checked, failing and passing alike (the table shows both)."""
+    check_thresholds(thresholds, "thresholds")
     rows: list[GateRow] = []
     rows += [check_min(summary, m, v) for m, v in sorted(thresholds.min_.items())]
     rows += [check_max(summary, m, v) for m, v in sorted(thresholds.max_.items())]

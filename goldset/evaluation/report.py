@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from goldset.evaluation.diagnose import Diagnosis, diagnose, skipped_rules
-from goldset.evaluation.gate import lower_is_better
+from goldset.evaluation.metrics.registry import higher_is_better, metric_order
 from goldset.evaluation.runs import StoredRun
 from goldset.io import atomic_write_text
 from goldset.schema import RunSummary, SampleScores
@@ -64,12 +64,6 @@ def fmt(value: float | None, metric: str = "") -> str:
     if abs(value) >= 100:
         return f"{value:.1f}"
     return f"{value:.3f}"
-
-
-def metric_order(name: str) -> tuple[str, int, str]:
-    """``ndcg@3`` before ``ndcg@10``: cut-offs sort as numbers."""
-    base, sep, k = name.partition("@")
-    return (base, int(k) if sep and k.isdigit() else -1, name)
 
 
 # --------------------------------------------------------------------------------------------------- SVG charts
@@ -180,8 +174,9 @@ def _delta_cell(metric: str, value: float | None, base: float | None) -> str:
     if value is None or base is None:
         return "–"
     d = value - base
-    good = (d < 0) if lower_is_better(metric) else (d > 0)
-    cls = "muted" if abs(d) < 1e-12 else ("good" if good else "bad")
+    direction = higher_is_better(metric)
+    good = (d > 0) == direction
+    cls = "muted" if abs(d) < 1e-12 or direction is None else ("good" if good else "bad")
     return f'<span class="{cls}">{d:+.3f}</span>'
 
 
@@ -203,16 +198,18 @@ def _diagnoses_html(found: list[Diagnosis], skipped: list[str]) -> str:
     return out
 
 
-def _sample_quality(s: SampleScores) -> float:
-    """A per-question figure to rank the worst: mean of its higher-is-better values; failed questions rank first."""
+def _sample_quality(s: SampleScores, upward: set[str]) -> float:
+    """A per-question figure to rank the worst: mean of its higher-is-better values (``upward``); failed questions
+    rank first."""
     if s.failed:
         return -1.0
-    vals = [v for k, v in s.metrics.items() if v is not None and not lower_is_better(k) and not math.isnan(v)]
+    vals = [v for k, v in s.metrics.items() if v is not None and k in upward and not math.isnan(v)]
     return sum(vals) / len(vals) if vals else 0.0
 
 
 def _worst_html(run: StoredRun, n: int) -> str:
-    worst = sorted(run.scores, key=lambda s: (_sample_quality(s), s.pair_id))[:n]
+    upward = {m for m in {m for s in run.scores for m in s.metrics} if higher_is_better(m) is True}
+    worst = sorted(run.scores, key=lambda s: (_sample_quality(s, upward), s.pair_id))[:n]
     rows = []
     for s in worst:
         sample = run.samples.get(s.pair_id)
@@ -250,12 +247,14 @@ def _comparison_html(cmp: Comparison) -> str:
             fmt(m.mean_b, m.metric),
             f"{m.diff:+.3f}",
             f"[{m.ci_low:+.3f}, {m.ci_high:+.3f}]",
+            f"{m.p_adjusted:.3g}",
             f'<span class="{"good" if m.verdict == "better" else "bad" if m.verdict == "worse" else "muted"}">'
             f"{escape(m.verdict)}</span>",
         ]
         for m in cmp.metrics
     ]
-    table = _table(["metric", "n", "baseline", "this run", "difference", f"{cmp.confidence:.0%} CI", "verdict"], rows)
+    headers = ["metric", "n", "baseline", "this run", "difference", f"{cmp.confidence:.0%} CI", "p (Holm)", "verdict"]
+    table = _table(headers, rows)
     regressions = _table(
         ["pair", "type", "metric", "baseline", "this run", "question"],
         [
@@ -271,8 +270,15 @@ def _comparison_html(cmp: Comparison) -> str:
         ],
         numeric_from=99,
     )
+    warning = ""
+    if cmp.setting_differences:
+        warning = (
+            '<div class="diag critical"><b>The runs were scored with different settings</b>: '
+            + escape("; ".join(cmp.setting_differences))
+            + ". Differences below mix the systems with the settings.</div>"
+        )
     return (
-        f"<p>Paired bootstrap over the questions both runs scored ({cmp.n_resamples} resamples, seed {cmp.seed}). "
+        f"{warning}<p>Over the questions both runs scored. {escape(cmp.method())}. "
         f"{cmp.n_worse} question(s) got worse on at least one quality metric.</p>{table}"
         + (f"<h3>Questions that got worse</h3>{regressions}" if cmp.regressions else "")
     )
@@ -318,7 +324,7 @@ def render_html(
     types = sorted(s.by_type)
     chart_metrics = [m for m in CHART_METRICS if any(m in s.by_type[t] for t in types)]
     if not chart_metrics:
-        chart_metrics = sorted({m for t in types for m in s.by_type[t] if not lower_is_better(m)})[:6]
+        chart_metrics = sorted({m for t in types for m in s.by_type[t] if higher_is_better(m) is True})[:6]
     for m in chart_metrics:
         bars = [(t, s.by_type[t][m]) for t in types if s.by_type[t].get(m) is not None]
         marks = {t: base.by_type[t][m] for t in types if base and base.by_type.get(t, {}).get(m) is not None} or None
@@ -331,6 +337,14 @@ def render_html(
         f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>goldset report {escape(meta.run_id)}"
         f"</title><style>{_CSS}</style></head><body>",
         f"<h1>goldset evaluation report</h1><table class='meta'>{head}</table>",
+    ]
+    if s.notes:
+        parts.append(
+            "<h2>Read these numbers with</h2><ul class='notes'>"
+            + "".join(f"<li>{escape(n)}</li>" for n in s.notes)
+            + "</ul>"
+        )
+    parts += [
         "<h2>Likely causes</h2>",
         _diagnoses_html(found, skipped_rules(s)),
         "<h2>Metrics</h2>",
@@ -375,14 +389,23 @@ def render_html(
 
 
 def write_report(
-    path: Path, run: StoredRun, baseline: StoredRun | None = None, *, n_resamples: int = 2000, seed: int = 0
+    path: Path,
+    run: StoredRun,
+    baseline: StoredRun | None = None,
+    *,
+    n_resamples: int = 2000,
+    seed: int = 0,
+    allow_different_settings: bool = False,
 ) -> Path:
-    """Write the HTML report of ``run`` (with a paired comparison when a ``baseline`` of the same dataset is given)."""
+    """Write the HTML report of ``run``, with a paired comparison when a ``baseline`` is given (of the same dataset,
+    scored with the same settings unless ``allow_different_settings``: :func:`~.compare.check_comparable`)."""
     comparison = None
     if baseline is not None:
         from goldset.evaluation.compare import compare_runs
 
-        comparison = compare_runs(baseline, run, n_resamples=n_resamples, seed=seed)
+        comparison = compare_runs(
+            baseline, run, n_resamples=n_resamples, seed=seed, allow_different_settings=allow_different_settings
+        )
     html = render_html(run, baseline, comparison)
     atomic_write_text(Path(path), html)
     return Path(path)

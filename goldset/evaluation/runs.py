@@ -1,14 +1,21 @@
-"""Evaluation folders: ``runs/<run-id>/`` with ``meta.json``, ``samples.jsonl``, ``scores.jsonl``, ``summary.json``.
+"""Evaluation folders: ``runs/<run-id>/`` with ``meta.json``, ``samples.jsonl.gz``, ``scores.jsonl``,
+``summary.json``.
 
 A folder is written under a hidden temporary name and renamed into place when all four files are there, so a
 crash never leaves a half-written run that ``compare`` or ``report`` would later read as complete.
+
+The samples (answers and every retrieved context: the bulk of a run, 100 MB and more for 10,000 questions) are
+stored gzip-compressed (:class:`SampleStore`); folders written before hold ``samples.jsonl`` and read the same.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
+from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,7 +29,8 @@ from goldset.schema.base import utcnow
 from goldset.workspace import Workspace
 
 META_FILE = "meta.json"
-SAMPLES_FILE = "samples.jsonl"
+SAMPLES_FILE = "samples.jsonl.gz"
+PLAIN_SAMPLES_FILE = "samples.jsonl"  # run folders written before the samples were compressed
 SCORES_FILE = "scores.jsonl"
 SUMMARY_FILE = "summary.json"
 RUN_FILES = (META_FILE, SAMPLES_FILE, SCORES_FILE, SUMMARY_FILE)
@@ -46,9 +54,11 @@ class StoredRun:
 
     @property
     def run_id(self) -> str:
+        """The run's id (``meta.run_id``)."""
         return self.meta.run_id
 
     def scores_by_id(self) -> dict[str, SampleScores]:
+        """The per-sample scores keyed by pair id."""
         return {s.pair_id: s for s in self.scores}
 
     def to_pandas(self) -> pandas.DataFrame:
@@ -113,23 +123,109 @@ def git_revision(root: Path) -> str | None:
         return None
 
 
+class SampleStore:
+    """The samples of a run being written, compressed as they come in, into a temporary file beside the runs.
+
+    Lines are gathered into blocks of about a megabyte; a worker thread compresses each block into one gzip stream
+    and appends it to the file. zlib releases the GIL while it compresses, so on a second core the compression of
+    a 200 MB run costs the evaluation nothing: it happens while the samples are scored. (Blocks, not lines: every
+    hand-over between threads waits for the GIL, and ten thousand of them stall both threads.) Samples are stored
+    in the order they arrive: the run file's order for run files, then the stand-ins for missing pairs; readers
+    key them by pair id. Level 1: higher levels shrink run files by a few percent for three times the time.
+    """
+
+    BLOCK = 1 << 20
+
+    def __init__(self, folder: Path, level: int = 1) -> None:
+        import tempfile
+        import zlib
+
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(prefix=".samples-", suffix=".gz.tmp", dir=folder)
+        self.path = Path(name)
+        self._fh = os.fdopen(fd, "wb")
+        self._zip = zlib.compressobj(level, zlib.DEFLATED, 31)  # wbits 31: a gzip header and trailer
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="goldset-gzip")
+        self._pending: list[Future[None]] = []
+        self._block: list[bytes] = []
+        self._size = 0
+        self._ids: set[str] = set()
+
+    def _compress(self, data: bytes) -> None:
+        self._fh.write(self._zip.compress(data))
+
+    def _flush_block(self) -> None:
+        if self._block:
+            self._pending.append(self._pool.submit(self._compress, b"".join(self._block)))
+            self._block, self._size = [], 0
+            done = [f for f in self._pending if f.done()]
+            for f in done:
+                f.result()  # raise a write error (disk full) now, not at the end
+                self._pending.remove(f)
+
+    def add_line(self, pair_id: str, line: bytes) -> None:
+        """Store one sample given as its JSON line (a line break is added when it has none)."""
+        self._ids.add(pair_id)
+        self._block.append(line)
+        if not line.endswith(b"\n"):
+            self._block.append(b"\n")
+        self._size += len(line) + 1
+        if self._size >= self.BLOCK:
+            self._flush_block()
+
+    def add(self, sample: RunSample) -> None:
+        """Store one sample."""
+        self.add_line(sample.pair_id, sample.model_dump_json().encode("utf-8"))
+
+    def __contains__(self, pair_id: object) -> bool:
+        return pair_id in self._ids
+
+    def finish(self, path: Path) -> None:
+        """Compress what is left, end the gzip stream and move the file to ``path``."""
+        self._flush_block()
+        for f in self._pending:
+            f.result()
+        self._pending = []
+        self._fh.write(self._zip.flush())
+        self._fh.flush()
+        os.fsync(self._fh.fileno())
+        self._fh.close()
+        mask = os.umask(0)
+        os.umask(mask)
+        self.path.chmod(0o666 & ~mask)  # as the folder's other files (mkstemp makes it private)
+        self.path.replace(path)
+
+    def close(self) -> None:
+        """Stop the worker and remove the temporary file (nothing left to do after :meth:`finish`)."""
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        if not self._fh.closed:
+            self._fh.close()
+        self.path.unlink(missing_ok=True)
+
+
 def write_run(
     folder: Path,
     meta: RunMeta,
-    samples: list[RunSample],
+    samples: SampleStore | Iterable[RunSample],
     scores: list[SampleScores],
     summary: RunSummary,
 ) -> Path:
     """Write the four files into ``folder`` (which must not exist yet) all at once."""
     folder = Path(folder)
     if folder.exists():
-        raise InputError(f"{folder}: run folder already exists; choose another --out or remove it")
+        raise InputError(f"{folder}: run folder already exists; write the run to another folder or remove this one")
+    if isinstance(samples, SampleStore):
+        store, owned = samples, False
+    else:
+        store, owned = SampleStore(folder.parent), True
+        for sample in sorted(samples, key=lambda s: s.pair_id):
+            store.add(sample)
     tmp = folder.parent / f".{folder.name}.tmp"
     if tmp.exists():
         shutil.rmtree(tmp)
     try:
         tmp.mkdir(parents=True)
-        write_jsonl(tmp / SAMPLES_FILE, samples, key="pair_id")
+        store.finish(tmp / SAMPLES_FILE)
         write_jsonl(tmp / SCORES_FILE, scores, key="pair_id")
         write_json(tmp / SUMMARY_FILE, summary)
         write_json(tmp / META_FILE, meta)
@@ -137,6 +233,9 @@ def write_run(
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    finally:
+        if owned:
+            store.close()
     return folder
 
 
@@ -154,14 +253,22 @@ def resolve_run_folder(spec: str | Path, ws: Workspace | None = None, runs_dir: 
 
 def read_run(spec: str | Path, ws: Workspace | None = None, runs_dir: Path | None = None) -> StoredRun:
     """Read an evaluation folder written by :func:`write_run`."""
+    from goldset.evaluation.run_files import iter_samples, paused_gc
+
     folder = resolve_run_folder(spec, ws, runs_dir)
-    missing = [name for name in RUN_FILES if not (folder / name).is_file()]
+    samples_file = folder / SAMPLES_FILE
+    if not samples_file.is_file() and (folder / PLAIN_SAMPLES_FILE).is_file():
+        samples_file = folder / PLAIN_SAMPLES_FILE
+    missing = [name for name in RUN_FILES if not (folder / name).is_file() and name != SAMPLES_FILE]
+    if not samples_file.is_file():
+        missing.insert(1, SAMPLES_FILE)
     if missing:
         raise InputError(
             f"{folder}: not a goldset run folder (missing {', '.join(missing)}); run `goldset eval` to create one"
         )
     meta = read_json(folder / META_FILE, RunMeta)
-    samples = {s.pair_id: s for s in read_jsonl(folder / SAMPLES_FILE, RunSample)}
-    scores = read_jsonl(folder / SCORES_FILE, SampleScores)
+    with paused_gc():
+        samples = {s.pair_id: s for _, _, s in iter_samples(samples_file)}
+        scores = read_jsonl(folder / SCORES_FILE, SampleScores)
     summary = read_json(folder / SUMMARY_FILE, RunSummary)
     return StoredRun(folder=folder, meta=meta, samples=samples, scores=scores, summary=summary)

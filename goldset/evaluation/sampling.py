@@ -23,8 +23,8 @@ def allocate(sizes: dict[str, int], n: int) -> dict[str, int]:
     strata = sorted(k for k, v in sizes.items() if v > 0)
     if n < len(strata):
         raise UsageError(
-            f"--sample {n} is smaller than the number of question types ({len(strata)}: {', '.join(strata)}); "
-            f"use --sample {len(strata)} or more so every type is represented"
+            f"sample {n} is smaller than the number of question types ({len(strata)}: {', '.join(strata)}); "
+            f"sample {len(strata)} questions or more so every type is represented"
         )
     counts = {k: 1 for k in strata}
     rest = n - len(strata)
@@ -47,7 +47,7 @@ def allocate(sizes: dict[str, int], n: int) -> dict[str, int]:
 def stratified_sample(pairs: list[QAPair], n: int, seed: int = 0) -> list[QAPair]:
     """``n`` pairs with every question type represented; deterministic for a given ``seed``. Sorted by id."""
     if n <= 0:
-        raise UsageError(f"--sample must be a positive number of questions, got {n}")
+        raise UsageError(f"sample {n}: must be a positive number of questions")
     groups: dict[str, list[QAPair]] = defaultdict(list)
     for p in pairs:
         groups[p.question_type.value].append(p)

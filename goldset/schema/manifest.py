@@ -16,28 +16,33 @@ DATASET_FILES = (PAIRS_FILE, CHUNKS_FILE, MANIFEST_FILE)
 
 
 class ReviewSampleStats(BaseModel):
+    """The human review of a random sample of the dataset's pairs, and what it says about the whole."""
+
     model_config = ConfigDict(extra="forbid")
 
-    sampled: int = 0
-    reviewed: int = 0
-    accepted: int = 0
-    rejected: int = 0
-    edited: int = 0
-    acceptance_rate: float | None = None
+    sampled: int = Field(0, description="Pairs drawn for review.")
+    reviewed: int = Field(0, description="Pairs a reviewer decided on.")
+    accepted: int = Field(0, description="Pairs accepted as they were.")
+    rejected: int = Field(0, description="Pairs rejected.")
+    edited: int = Field(0, description="Pairs accepted after an edit.")
+    acceptance_rate: float | None = Field(None, description="Share of the reviewed pairs that were kept.")
     ci_low: float | None = Field(None, description="Wilson interval of the acceptance rate, lower bound.")
-    ci_high: float | None = None
+    ci_high: float | None = Field(None, description="Wilson interval of the acceptance rate, upper bound.")
 
 
 class Manifest(Record):
+    """What a dataset folder holds, written with it: counts, the prompts that made it, the review, and the sha256
+    of each content file. Evaluation checks those hashes against the files (a stale manifest is an error)."""
+
     version: str | None = Field(None, description="Release name (e.g. 'v1'); None for a working copy.")
-    created_at: datetime = Field(default_factory=utcnow)
-    goldset_version: str = ""
-    kb_snapshot_id: str | None = None
-    n_pairs: int = 0
-    n_chunks: int = 0
-    counts_by_status: dict[str, int] = Field(default_factory=dict)
-    counts_by_type: dict[str, int] = Field(default_factory=dict)
-    counts_by_language: dict[str, int] = Field(default_factory=dict)
+    created_at: datetime = Field(default_factory=utcnow, description="When the folder was written (UTC).")
+    goldset_version: str = Field("", description="The goldset version that wrote it.")
+    kb_snapshot_id: str | None = Field(None, description="The KB snapshot the pairs were generated from.")
+    n_pairs: int = Field(0, description="Pairs in pairs.jsonl, whatever their status.")
+    n_chunks: int = Field(0, description="Chunks in chunks.jsonl (the ones the pairs cite).")
+    counts_by_status: dict[str, int] = Field(default_factory=dict, description="pair status → count.")
+    counts_by_type: dict[str, int] = Field(default_factory=dict, description="question type → count.")
+    counts_by_language: dict[str, int] = Field(default_factory=dict, description="language → count.")
     prompt_hashes: dict[str, str] = Field(default_factory=dict, description="prompt id → content hash.")
-    review: ReviewSampleStats | None = None
+    review: ReviewSampleStats | None = Field(None, description="The sample review, once one was done.")
     files: dict[str, str] = Field(default_factory=dict, description="file name → sha256 of its bytes.")

@@ -33,7 +33,8 @@ def is_refusal(answer: str, pattern: re.Pattern[str] | None) -> bool:
 @metric(
     name="correct_refusal",
     family="refusal",
-    description="Unanswerable pairs only: 1 if the system refused (refusal patterns), else 0. Mean = rate.",
+    description="Unanswerable pairs only: 1 if the system refused (refusal patterns), else 0 (a failure too: it "
+    "did not refuse). Mean = rate.",
     citation="Rajpurkar et al., Know What You Don't Know: Unanswerable Questions for SQuAD, ACL 2018",
 )
 def correct_refusal(a: AnswerInput) -> float | None:
@@ -45,9 +46,11 @@ def correct_refusal(a: AnswerInput) -> float | None:
 @metric(
     name="false_refusal",
     family="refusal",
-    description="Answerable pairs only: 1 if the system refused although the KB answers. Mean = rate (lower wins).",
+    description="Answerable pairs the system answered: 1 if it refused although the KB answers. Mean = rate "
+    "(lower wins); failed samples are failures (error_rate), not refusals, and are left out.",
     citation="Rajpurkar et al., Know What You Don't Know: Unanswerable Questions for SQuAD, ACL 2018",
     higher_is_better=False,
+    on_failure="skip",
 )
 def false_refusal(a: AnswerInput) -> float | None:
     if not a.answerable:

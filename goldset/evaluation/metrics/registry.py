@@ -16,10 +16,13 @@ an unanswerable pair; it is left out of averages).
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
 FAMILIES = ("retrieval", "lexical", "refusal", "conciseness", "system", "judge")
 
@@ -35,6 +38,10 @@ class MetricInfo:
     fn: Callable[..., Any]
     params: dict[str, str] = field(default_factory=dict)
     higher_is_better: bool = True
+    on_failure: Literal["worst", "skip"] = "worst"
+    """What a failed sample (the system raised, timed out, or the run lacks it) scores: the metric's worst value
+    when its definition covers a failure (a failure retrieved nothing, answered nothing), or ``skip`` (None: left
+    out) when it does not (a failure is not a refusal, so it is neither a false nor a correct one)."""
 
     def output_name(self, **params: Any) -> str:
         """The name a value is stored under, e.g. ``recall@5`` for ``recall@k`` with ``k=5``."""
@@ -54,6 +61,7 @@ def metric(
     citation: str,
     params: dict[str, str] | None = None,
     higher_is_better: bool = True,
+    on_failure: Literal["worst", "skip"] = "worst",
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register the decorated pure function under ``name``. Names are unique across families."""
     if family not in FAMILIES:
@@ -62,15 +70,34 @@ def metric(
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
         if name in _REGISTRY and _REGISTRY[name].fn is not fn:
             raise ValueError(f"metric {name!r} is registered twice")
-        _REGISTRY[name] = MetricInfo(name, family, description, citation, fn, dict(params or {}), higher_is_better)
+        if fn.__doc__ is None:  # help(recall_at_k) says what the registry says
+            fn.__doc__ = f"{description}\n\n{citation}"
+        _REGISTRY[name] = MetricInfo(
+            name, family, description, citation, fn, dict(params or {}), higher_is_better, on_failure
+        )
         return fn
 
     return register
 
 
+_loaded = False
+
+
 def _load() -> None:
-    """Import the metric families so their decorators have run (cheap: pure Python, no heavy imports)."""
-    from goldset.evaluation.metrics import conciseness, lexical, refusal, retrieval, system  # noqa: F401
+    """Import every module of the metrics package once, so their decorators have run before anyone asks.
+
+    Modules are found on disk, not listed here: a new family module is registered without touching this file,
+    and no caller sees a registry that holds only the families some earlier import happened to load.
+    (Cheap: pure Python, no heavy imports.)
+    """
+    global _loaded
+    if _loaded:
+        return
+    package = __name__.rpartition(".")[0]
+    for info in pkgutil.iter_modules([str(Path(__file__).parent)]):
+        if info.name != "registry":
+            importlib.import_module(f"{package}.{info.name}")
+    _loaded = True
 
 
 def list_metrics(family: str | None = None) -> list[MetricInfo]:
@@ -103,8 +130,9 @@ _SYSTEM_DIRECTIONS: tuple[tuple[re.Pattern[str], bool | None], ...] = (
 def higher_is_better(name: str) -> bool | None:
     """Direction of a metric by (output) name, system figures included; ``None`` when unknown or neutral.
 
-    Use this rather than guessing from the name: ``output_tokens_per_s`` improves upwards, ``false_refusal``
-    downwards.
+    The one definition of a metric's direction: compare, gates, reports and the overall score all ask here.
+    ``output_tokens_per_s`` improves upwards, ``false_refusal`` downwards; a name the registry does not know (a
+    judge metric before the judge registers it, a typo) has no direction, and callers must not guess one.
     """
     try:
         return get_metric(name).higher_is_better
@@ -114,3 +142,17 @@ def higher_is_better(name: str) -> bool | None:
         if pattern.match(name):
             return direction
     return None
+
+
+def is_quality_metric(name: str) -> bool:
+    """A per-sample quality metric (any registered family but ``system``): what "a question got worse" reads."""
+    try:
+        return get_metric(name).family != "system"
+    except KeyError:
+        return False
+
+
+def metric_order(name: str) -> tuple[str, int, str]:
+    """Sort key of metric names: ``ndcg@3`` before ``ndcg@10`` (cut-offs sort as numbers)."""
+    base, sep, k = name.partition("@")
+    return (base, int(k) if sep and k.isdigit() else -1, name)
