@@ -280,8 +280,8 @@ def system_metrics(
         if not values:
             continue
         for q in PERCENTILES:
-            out[f"{prefix}_p{q}_ms"] = percentile(values, q)  # type: ignore[assignment]
-        out[f"{prefix}_mean_ms"] = mean(values)  # type: ignore[assignment]
+            out[f"{prefix}_p{q}_ms"] = percentile(values, q)
+        out[f"{prefix}_mean_ms"] = mean(values)
     for attr in ("tokens_in", "tokens_out"):
         values = [v for s in present if (v := getattr(s, attr)) is not None]
         if values:
