@@ -15,6 +15,36 @@ MANIFEST_FILE = "manifest.json"
 DATASET_FILES = (PAIRS_FILE, CHUNKS_FILE, MANIFEST_FILE)
 
 
+class AcceptanceEstimate(BaseModel):
+    """The acceptance rate of the pairs nobody reviewed, estimated from the reviewed random part of the sample."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    population: int = Field(0, description="Pairs the estimate speaks for (the random part and the unreviewed rest).")
+    random: int = Field(0, description="Pairs in the random part.")
+    reviewed: int = Field(0, description="Random-part pairs with a decision: what the estimate rests on.")
+    accepted: int = Field(0, description="Of those, accepted as they were.")
+    effective_n: float | None = Field(None, description="Kish effective sample size (= reviewed when unweighted).")
+    acceptance_rate: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+
+
+class ReviewRound(BaseModel):
+    """One draw of the expert-review sample."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    round: int
+    seed: int
+    drawn_at: datetime = Field(default_factory=utcnow)
+    population: int = Field(0, description="Passed, unreviewed pairs the round drew from.")
+    sampled: int = 0
+    random: int = Field(0, description="Drawn uniformly at random within strata.")
+    risk: int = Field(0, description="Drawn risk first (flags, borderline scores, multi_hop/unanswerable, changes).")
+    strata: int = 0
+
+
 class ReviewSampleStats(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -26,6 +56,17 @@ class ReviewSampleStats(BaseModel):
     acceptance_rate: float | None = None
     ci_low: float | None = Field(None, description="Wilson interval of the acceptance rate, lower bound.")
     ci_high: float | None = None
+    confidence: float | None = Field(None, description="Confidence level of the Wilson intervals.")
+    random: int = Field(0, description="Pairs in the random part of the sample.")
+    random_reviewed: int = Field(0, description="Random-part pairs reviewed: what acceptance_rate rests on.")
+    effective_n: float | None = None
+    population: int = Field(0, description="Pairs the overall estimate speaks for.")
+    edits_count_as_accepted: bool = False
+    rounds: list[ReviewRound] = Field(default_factory=list)
+    strata: dict[str, AcceptanceEstimate] = Field(default_factory=dict, description="Per stratum of the sample.")
+    by_question_type: dict[str, AcceptanceEstimate] = Field(default_factory=dict)
+    by_language: dict[str, AcceptanceEstimate] = Field(default_factory=dict)
+    estimated_at: datetime | None = None
 
 
 class Manifest(Record):
