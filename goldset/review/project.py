@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from goldset.errors import GateFailed, GoldsetError, InputError, UsageError
 from goldset.progress import Progress, ProgressCallback
-from goldset.schema import PairStatus, QAPair
+from goldset.review.sampling import waiting
+from goldset.schema import QAPair
 
 if TYPE_CHECKING:
     from goldset.review.apply import ApplyReport
@@ -31,9 +32,6 @@ if TYPE_CHECKING:
     from goldset.workspace import Workspace
 
 
-def waiting(pairs: list[QAPair]) -> list[QAPair]:
-    """Sampled pairs that still need a decision."""
-    return [p for p in pairs if p.review.sampled and p.review.outcome is None and p.status == PairStatus.passed]
 
 
 def instructions(ws: Workspace, settings: LabelStudioSettings, pairs: list[QAPair]) -> str:

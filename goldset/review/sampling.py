@@ -200,6 +200,11 @@ def draw(
     return out
 
 
+def waiting(pairs: Sequence[QAPair]) -> list[QAPair]:
+    """Sampled pairs that still need a decision (passed, no outcome yet)."""
+    return [p for p in pairs if p.review.sampled and p.review.outcome is None and p.status == PairStatus.passed]
+
+
 def eligible(pairs: Sequence[QAPair]) -> list[QAPair]:
     """Pairs a new round draws from: passed, in no earlier round, with no review decision."""
     return [p for p in pairs if p.status == PairStatus.passed and p.review.round is None and not p.review.decisions]
@@ -252,13 +257,12 @@ def sample(
     bench = store.load(ws)
     report = SampleReport(seed=settings.seed, path=ws.pairs_path)
 
-    open_rounds = sorted({p.review.round for p in bench.pairs if p.review.sampled and not p.review.decisions
-                          and p.review.round is not None})  # fmt: skip
+    open_rounds = sorted({p.review.round for p in waiting(bench.pairs) if p.review.round is not None})
     if redraw:
         if not bench.rounds and not open_rounds:
             raise UsageError("redraw: there is no sample round to discard")
         last = max([r.round for r in bench.rounds] + open_rounds)
-        decided = [p.id for p in bench.pairs if p.review.round == last and p.review.decisions]
+        decided = [p.id for p in bench.pairs if p.review.round == last and (p.review.decisions or p.review.outcome)]
         if decided:
             raise UsageError(
                 f"redraw: round {last} already has decisions ({len(decided)} pairs, e.g. {decided[0]}); "
@@ -270,9 +274,8 @@ def sample(
                 report.discarded += 1
         bench.rounds = [r for r in bench.rounds if r.round != last]
     elif open_rounds:
-        waiting = sum(1 for p in bench.pairs if p.review.sampled and not p.review.decisions)
         raise UsageError(
-            f"{waiting} sampled pairs of round {open_rounds[-1]} have no decision yet; review them "
+            f"{len(waiting(bench.pairs))} sampled pairs of round {open_rounds[-1]} have no decision yet; review them "
             "(`goldset review push`, then `pull`) before drawing another round, or pass redraw to draw it again"
         )
 
