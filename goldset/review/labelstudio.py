@@ -207,7 +207,8 @@ class LabelStudio:
             for pred in task.get("predictions", []):
                 self.client.predictions.create(task=task_id, result=pred["result"], score=pred.get("score"),
                                                model_version=pred.get("model_version"))  # fmt: skip
-            stamp = updated.updated_at.isoformat() if updated.updated_at is not None else None
+            at = updated.updated_at
+            stamp = at.isoformat() if hasattr(at, "isoformat") else (str(at) if at else None)
             self.client.tasks.update(id=str(task_id), meta={**(updated.meta or {}), TEXT_AT: stamp})
 
     def export(self, project_id: int) -> list[dict[str, Any]]:

@@ -21,6 +21,31 @@ from goldset.workspace import Workspace
 TYPES = ("factual", "reasoning", "procedural", "comparison", "multi_hop", "unanswerable")
 EN_TOPICS = ("request bodies", "path parameters", "query parameters", "dependencies", "background tasks")
 ZH_TOPICS = ("请求体", "路径参数", "查询参数")
+# Questions that pass the pair checks for their type (type_plausible's cues), answers that do not copy the chunk.
+QUESTIONS = {
+    "en": {
+        "factual": ("What does rule {i} require before a model is used in a function parameter?",
+                    "Rule {i} requires declaring the model first; only then can a parameter use it."),
+        "reasoning": ("Why does rule {i} want the model declared before a parameter uses it?",
+                      "Because FastAPI can only validate and document data whose model it already knows."),
+        "procedural": ("How do you use a model in a function parameter under rule {i}?",
+                       "Declare the model class first, then annotate the parameter with it."),
+        "comparison": ("What is the difference between rule {i} and using a parameter without a model?",
+                       "Under rule {i} the data is validated and documented; without a model it is not."),
+        "multi_hop": ("Which two steps does rule {i} combine for a function parameter?",
+                      "Declaring the model and then using it, after which FastAPI validates the data."),
+        "unanswerable": ("Which database driver does rule {i} recommend?",
+                         "The documents do not say which database driver rule {i} recommends."),
+    },
+    "zh": {
+        "factual": ("第 {i} 条规则要求先做什么？", "第 {i} 条规则要求先声明模型，然后才能在参数里用它。"),
+        "reasoning": ("为什么第 {i} 条规则要求先声明模型？", "因为只有事先知道模型，FastAPI 才能校验数据并生成文档。"),
+        "procedural": ("如何按照第 {i} 条规则在函数参数中使用模型？", "先定义模型类，再用它标注参数。"),
+        "comparison": ("第 {i} 条规则与不使用模型的参数有什么区别？", "按第 {i} 条规则数据会被校验并写入文档，不用模型则不会。"),
+        "multi_hop": ("第 {i} 条规则把哪两个步骤结合在一起？", "要先定义好模型类，然后把它用于参数，框架随后检查输入。"),
+        "unanswerable": ("第 {i} 条规则推荐哪个数据库驱动？", "文档没有说明第 {i} 条规则推荐哪个数据库驱动。"),
+    },
+}
 REPO_LABELING = Path(__file__).resolve().parents[2] / "labeling"
 
 
@@ -57,17 +82,20 @@ def build(n_pairs: int = 60, *, docs: int = 4) -> tuple[list[QAPair], dict[str, 
         qtype = TYPES[(i // docs) % len(TYPES)]
         quote = text.split("。")[1] + "。" if zh else text.split(". ")[1] + "."
         evidence = [] if qtype == "unanswerable" else [Evidence(chunk_id=cid, doc_id=doc_id, quote=quote)]
-        if zh:
-            q, a = f"第 {i} 条规则要求先做什么？", f"第 {i} 条规则要求先声明模型，然后才能在参数里用它。"
-        else:
-            q = f"What does rule {i} require before a model is used in a function parameter?"
-            a = f"Rule {i} requires declaring the model first; only then can a parameter use it."
+        if qtype == "multi_hop":  # a second chunk of the same document
+            cid2 = f"{cid}-b"
+            text2 = chunk_text(d, i + 1000, zh)
+            chunks[cid2] = make_chunk(cid2, doc_id, text2, lang)
+            quote2 = text2.split("。")[1] + "。" if zh else text2.split(". ")[1] + "."
+            evidence.append(Evidence(chunk_id=cid2, doc_id=doc_id, quote=quote2))
+        q, a = QUESTIONS["zh" if zh else "en"][qtype]
+        q, a = q.format(i=i), a.format(i=i)
         checks = {"verbatim": CheckResult(passed=True, score=0.2, reason="containment 0.20")}
         if i % 10 == 3:
             checks["leakage"] = CheckResult(passed=False, score=0.95, reason="95% of the answer is in the question")
         if i % 10 == 5:
             checks["verbatim"] = CheckResult(passed=True, score=0.47, reason="longest run 0.47")
-        hashes = {cid: chunks[cid].content_hash} if evidence else {}
+        hashes = {e.chunk_id: chunks[e.chunk_id].content_hash for e in evidence}
         if i % 17 == 7 and evidence:
             hashes = {cid: "changed-since"}
         pairs.append(QAPair(
