@@ -45,7 +45,8 @@ def read(a: dict[str, Any], task: dict[str, Any] = TASK) -> Vote | Problem | Non
 
 
 def test_accept_with_reviewer_time_and_source() -> None:
-    v = read(ann(choice("verdict", "accept"), choice("criteria", "question_clear"), text("edited_answer", "X is a thing.")))
+    same = text("edited_answer", "X is a thing.")
+    v = read(ann(choice("verdict", "accept"), choice("criteria", "question_clear"), same))
     assert isinstance(v, Vote)
     d = v.decision
     assert (d.verdict, d.reviewer, d.criteria, d.question, d.answer) == ("accept", "ann@example.com",

@@ -107,8 +107,9 @@ def test_rounds_redraw_and_bad_arguments(tmp_path: Path) -> None:
     assert again.discarded == 60 and again.round == 1 and again.sampled == 12 and first.sampled == 10
     # pairs generated later form the next round's population once this round is decided
     pairs = pairs_of(ws.root)
-    decided = [p.model_copy(update={"review": p.review.model_copy(update={"outcome": "accepted"}),
-                                    "status": PairStatus.accepted}) if p.review.sampled else p for p in pairs]  # fmt: skip
+    done = {"status": PairStatus.accepted}
+    decided = [p.model_copy(update={**done, "review": p.review.model_copy(update={"outcome": "accepted"})})
+               if p.review.sampled else p for p in pairs]  # fmt: skip
     extra, _ = build(70)
     new = [p.model_copy(update={"id": f"qa-new-{i}"}) for i, p in enumerate(extra[60:])]
     from goldset.dataset import write_dataset
