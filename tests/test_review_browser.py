@@ -26,8 +26,8 @@ FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
 
 def browser() -> Any:
     if not Path(CHROMIUM).exists() or not DRIVER:
-        pytest.fail("the browser test needs Debian's chromium and chromium-driver: "
-                    "apt-get install -y chromium chromium-driver (make test does it when run as root)", pytrace=False)  # fmt: skip
+        pytest.fail("the browser test needs Debian's chromium and chromium-driver: apt-get install -y chromium "
+                    "chromium-driver (make test does it when run as root)", pytrace=False)  # fmt: skip
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
