@@ -168,6 +168,8 @@ def test_pull_applies_accept_reject_edit_skip_and_resolves_disagreement(
     assert after[split].status == PairStatus.rejected and after[split].review.outcome == "rejected"
     assert [x.pair_id for x in r.disagreements] == [split] and r.disagreements[0].resolved == "reject"
     assert r.disagreements[0].votes == ["alice@example.com:accept", "bob@example.com:reject"]
+    applied = [x for x in after[split].review.decisions if x.resolved_from]
+    assert len(applied) == 1 and applied[0].verdict == "reject" and applied[0].resolved_from == r.disagreements[0].votes
     assert after[agree].status == PairStatus.accepted
     assert r.agreement is not None and r.agreement.fleiss_items == 2 and r.agreement.raters_per_item == 2
     k, n = r.agreement.cohen[("alice@example.com", "bob@example.com")]

@@ -110,8 +110,13 @@ def apply_parsed(
         new = [v.decision for v in vs if (v.decision.source, v.decision.at) not in known]
         report.already_applied += len(vs) - len(new)
         history = pair.review.decisions + sorted(new, key=lambda d: (d.at, d.source))
-        ls_decisions = [d for d in history if _is_ls(d.source) and not d.resolved_from]
+        ls_decisions = [d for d in history if _is_ls(d.source)]
         res = resolve(ls_decisions)
+        # The decision applied carries the votes it resolved (several annotators); the others carry none.
+        key = (res.decision.source, res.decision.at)
+        history = [d.model_copy(update={"resolved_from": res.decision.resolved_from if (d.source, d.at) == key
+                                        and _is_ls(d.source) else []}) if _is_ls(d.source) else d
+                   for d in history]  # fmt: skip
         verdicts[pid] = {v.split(":", 1)[0]: v.rsplit(":", 1)[1] for v in res.votes}
         if res.disagreement:
             report.disagreements.append(Disagreement(pid, res.votes, res.decision.verdict))

@@ -119,7 +119,10 @@ def read_annotation(
     verdict_item = by_name.get(VERDICT)
     if verdict_item is None:
         return Problem(where, "no verdict chosen")
-    verdict = verdict_item["value"]["choices"][0]
+    chosen = verdict_item["value"].get("choices") or []
+    if not chosen:
+        return Problem(where, "no verdict chosen")
+    verdict = chosen[0]
     if verdict not in VERDICTS:
         return Problem(where, f"verdict {verdict!r} is not accept, reject or edit")
     shown_q, shown_a = str(data.get("question", "")), str(data.get("answer", ""))
