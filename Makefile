@@ -28,7 +28,7 @@ browser:
 		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver; \
 	else echo "browser test: install chromium and chromium-driver (apt-get install -y chromium chromium-driver)"; fi
 
-setup: $(BIN)/goldset $(LS_BIN)
+setup: $(BIN)/goldset
 
 lint: setup
 	$(BIN)/ruff check goldset tests benchmarks
@@ -36,13 +36,13 @@ lint: setup
 
 # The suite runs under a launcher that starts Label Studio on a free port with a fresh data dir (unless
 # LABEL_STUDIO_URL and LABEL_STUDIO_API_KEY name a server already) and always stops it.
-test: setup lint browser
+test: setup lint browser $(LS_BIN)
 	$(BIN)/python -m tests.helpers.labelstudio --ls-bin $(LS_BIN) -- $(BIN)/python -m pytest -q
 
 demo: setup
 	bash examples/demo.sh
 
-bench: setup
+bench: setup $(LS_BIN)
 	$(BIN)/python benchmarks/run_all.py
 
 clean:
