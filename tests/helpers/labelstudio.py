@@ -195,7 +195,13 @@ def started(ls_bin: Path, *, timeout: float = 300.0, log: Path | None = None) ->
                 shutil.rmtree(data_dir, ignore_errors=True)
 
 
+def stop_on_sigterm() -> None:
+    """A TERM (CI cancelling the job, `kill`) unwinds like Ctrl-C, so the server is stopped on the way out."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+
+
 def main(argv: list[str]) -> int:
+    stop_on_sigterm()
     ls_bin = Path(os.environ.get("LABEL_STUDIO_BIN") or DEFAULT_BIN)
     if argv[:1] == ["--ls-bin"]:
         ls_bin, argv = Path(argv[1]), argv[2:]
