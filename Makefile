@@ -2,8 +2,12 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
+# Label Studio for the review tests, in its own virtualenv (it pins an old openai that goldset cannot share).
+LS_VENV    ?= .ls-venv
+LS_BIN     := $(LS_VENV)/bin/label-studio
+LS_VERSION ?= 1.23.2
 
-.PHONY: setup test test-openai-lowest lint demo bench clean
+.PHONY: setup test test-openai-lowest lint demo bench clean browser
 
 $(BIN)/goldset: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -11,14 +15,29 @@ $(BIN)/goldset: pyproject.toml
 	$(BIN)/python -m pip install -q -e '.[test]'
 	@touch $@
 
+$(LS_BIN):
+	$(PYTHON) -m venv $(LS_VENV)
+	$(LS_VENV)/bin/python -m pip install -q --upgrade pip
+	$(LS_VENV)/bin/python -m pip install -q 'label-studio==$(LS_VERSION)'
+	@touch $@
+
+# Headless Chromium and its driver from Debian for the browser test (installed when missing and we are root).
+browser:
+	@if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver; \
+	else echo "browser test: install chromium and chromium-driver (apt-get install -y chromium chromium-driver)"; fi
+
 setup: $(BIN)/goldset
 
 lint: setup
 	$(BIN)/ruff check goldset tests benchmarks
 	$(BIN)/mypy
 
-test: setup lint
-	$(BIN)/python -m pytest -q
+# The suite runs under a launcher that starts Label Studio on a free port with a fresh data dir (unless
+# LABEL_STUDIO_URL and LABEL_STUDIO_API_KEY name a server already) and always stops it.
+test: setup lint browser $(LS_BIN)
+	$(BIN)/python -m tests.helpers.labelstudio --ls-bin $(LS_BIN) -- $(BIN)/python -m pytest -q
 
 # The lowest openai release pyproject.toml declares, in a venv of its own, against the tests of the code that uses
 # it (CI runs this after `make test`, which gets the newest release).
@@ -40,8 +59,8 @@ test-openai-lowest: $(LOWEST_VENV)/bin/goldset
 demo: setup
 	bash examples/demo.sh
 
-bench: setup
+bench: setup $(LS_BIN)
 	$(BIN)/python benchmarks/run_all.py
 
 clean:
-	rm -rf $(VENV) demo-workspace .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(LS_VENV) demo-workspace .pytest_cache .ruff_cache

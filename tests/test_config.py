@@ -88,7 +88,7 @@ def test_unknown_settings_in_goldset_yaml_are_errors_naming_them(ws: Workspace) 
     ws.config_path.write_text("review:\n  sample_sizee: 5\n", encoding="utf-8")
     with pytest.raises(ConfigError) as err:
         load_settings(ws)
-    assert "goldset.yaml: unknown setting 'review.sample_sizee'; known here: fraction, seed" in str(err.value)
+    assert "goldset.yaml: unknown setting 'review.sample_sizee'; known here: fraction, seed," in str(err.value)
     ws.config_path.write_text("kb:\n  max_tokens: lots\n", encoding="utf-8")
     with pytest.raises(ConfigError, match=r"goldset.yaml: kb.max_tokens: "):
         load_settings(ws)

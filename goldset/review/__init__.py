@@ -1,4 +1,52 @@
-"""Expert review of a sample of the pairs in Label Studio.
+"""Expert review of a sample of the pairs in Label Studio, and what the sample says about the rest.
 
-Only the settings exist so far (``review`` section of goldset.yaml); sampling, push and pull are on the roadmap.
+Library entry points (each takes the workspace as ``ws``: a Workspace, a path inside one, or None for the one
+around the current folder; each returns a small report object):
+
+- ``sample(ws, *, fraction=None, size=None, seed=None, random_share=None, redraw=False)`` -> ``SampleReport``
+- ``push(ws, *, url=None, progress=None)`` -> ``PushReport``
+- ``pull(ws, *, url=None, progress=None)`` -> ``ApplyReport``
+- ``status(ws, *, server=None, url=None)`` -> ``StatusReport`` (``.gate(0.9)`` raises GateFailed below it)
+- ``export(path, ws)`` -> ``ExportReport``; ``import_results(path, ws, *, config=None)`` -> ``ApplyReport``
+
+Modules: settings (the ``review`` section), sampling, config (the labeling XML), tasks (pair -> task),
+labelstudio (the only user of label_studio_sdk), decisions (annotations -> decisions, several annotators,
+kappa), apply (decisions -> pairs), estimate (Wilson), offline (files), project (push, pull, status), store.
+Names are imported lazily, so ``import goldset.review`` costs nothing.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "sample": "goldset.review.sampling",
+    "SampleReport": "goldset.review.sampling",
+    "push": "goldset.review.project",
+    "PushReport": "goldset.review.project",
+    "pull": "goldset.review.project",
+    "status": "goldset.review.project",
+    "StatusReport": "goldset.review.project",
+    "ApplyReport": "goldset.review.apply",
+    "export": "goldset.review.offline",
+    "ExportReport": "goldset.review.offline",
+    "import_results": "goldset.review.offline",
+    "ReviewSettings": "goldset.review.settings",
+    "wilson": "goldset.review.estimate",
+    "cohen_kappa": "goldset.review.decisions",
+    "fleiss_kappa": "goldset.review.decisions",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'goldset.review' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return __all__

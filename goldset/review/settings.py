@@ -1,12 +1,51 @@
-"""The ``review`` section of goldset.yaml."""
+"""The ``review`` section of goldset.yaml: the expert-review sample, the estimate and the Label Studio project.
+
+This module must not import :mod:`goldset.config` (which imports it); read it with
+``goldset.config.load_settings(ws, review={...}).review``.
+"""
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
+
+Dimension = Literal["question_type", "language", "doc"]
+DEFAULT_STRATA: tuple[Dimension, ...] = ("question_type", "language", "doc")
+
+
+class LabelStudioSettings(BaseModel):
+    """Where the review project lives. The API key is never here: it is read from the variable ``api_key_env``
+    names (environment, then the workspace's ``.env``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    url: str | None = Field(
+        None, description="Label Studio's address; unset: the LABEL_STUDIO_URL variable (environment or .env)."
+    )
+    api_key_env: str = Field(
+        "LABEL_STUDIO_API_KEY", description="NAME of the variable holding the API token (legacy token or a PAT)."
+    )
+    project_title: str = Field("goldset review", description="Project to create, or reuse when one has this title.")
+    project_id: int | None = Field(None, description="Use this project instead of finding one by title.")
+    config_file: str = Field(
+        "labeling/review.xml",
+        description="Labeling config (relative to the workspace); results are checked against it.",
+    )
+    guidelines_dir: str = Field(
+        "labeling/guidelines",
+        description="Reviewer guidelines, one <language>.html per language; those of the dataset's languages become "
+        "the project's instructions.",
+    )
+    annotators_per_task: int = Field(
+        1, ge=1, le=10, description="Annotations wanted per task (Label Studio's overlap); 2+ measures agreement."
+    )
+    batch_size: int = Field(500, ge=1, le=10000, description="Tasks per import request.")
+    timeout_s: float = Field(60.0, gt=0, description="Seconds per request to Label Studio.")
 
 
 class ReviewSettings(BaseModel):
-    """How the expert-review sample is drawn."""
+    """How the expert-review sample is drawn, how its results are read, and where it is reviewed."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -17,3 +56,29 @@ class ReviewSettings(BaseModel):
         description="Share of the passed pairs drawn for expert review (0.15-0.20 recommended).",
     )
     seed: int = Field(0, description="Seeds the sample, so the same pairs are drawn again.")
+    random_share: float = Field(
+        0.5,
+        ge=0,
+        le=1,
+        description="Least share of the sample drawn uniformly at random within strata (the part the quality "
+        "estimate rests on); the rest goes to the riskiest pairs. Raised when needed to give every stratum one pair.",
+    )
+    strata: list[Dimension] = Field(
+        default_factory=lambda: list(DEFAULT_STRATA),
+        description="What a stratum is made of: question_type, language, doc (the first evidence document).",
+    )
+    borderline_margin: float = Field(
+        0.1,
+        ge=0,
+        le=1,
+        description="A passed check whose score is within this of its threshold counts as a risk (borderline).",
+    )
+    confidence: float = Field(0.95, gt=0.5, lt=1, description="Confidence level of the Wilson intervals.")
+    edits_count_as_accepted: bool = Field(
+        False,
+        description="Count pairs an expert had to edit as acceptable in the estimate (default: only pairs accepted "
+        "as they were count; an unreviewed pair like an edited one would have gone out with its flaw).",
+    )
+    label_studio: LabelStudioSettings = Field(
+        default_factory=LabelStudioSettings, description="The Label Studio server and project."
+    )

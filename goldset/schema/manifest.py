@@ -15,6 +15,36 @@ MANIFEST_FILE = "manifest.json"
 DATASET_FILES = (PAIRS_FILE, CHUNKS_FILE, MANIFEST_FILE)
 
 
+class AcceptanceEstimate(BaseModel):
+    """The acceptance rate of the pairs nobody reviewed, estimated from the reviewed random part of the sample."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    population: int = Field(0, description="Pairs the estimate speaks for (the random part and the unreviewed rest).")
+    random: int = Field(0, description="Pairs in the random part.")
+    reviewed: int = Field(0, description="Random-part pairs with a decision: what the estimate rests on.")
+    accepted: int = Field(0, description="Of those, accepted as they were.")
+    effective_n: float | None = Field(None, description="Kish effective sample size (= reviewed when unweighted).")
+    acceptance_rate: float | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+
+
+class ReviewRound(BaseModel):
+    """One draw of the expert-review sample."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    round: int
+    seed: int
+    drawn_at: datetime = Field(default_factory=utcnow)
+    population: int = Field(0, description="Passed, unreviewed pairs the round drew from.")
+    sampled: int = 0
+    random: int = Field(0, description="Drawn uniformly at random within strata.")
+    risk: int = Field(0, description="Drawn risk first (flags, borderline scores, multi_hop/unanswerable, changes).")
+    strata: int = 0
+
+
 class ReviewSampleStats(BaseModel):
     """The human review of a random sample of the dataset's pairs, and what it says about the whole."""
 
@@ -25,9 +55,22 @@ class ReviewSampleStats(BaseModel):
     accepted: int = Field(0, description="Pairs accepted as they were.")
     rejected: int = Field(0, description="Pairs rejected.")
     edited: int = Field(0, description="Pairs accepted after an edit.")
-    acceptance_rate: float | None = Field(None, description="Share of the reviewed pairs that were kept.")
+    acceptance_rate: float | None = Field(
+        None, description="Estimated acceptance rate of the pairs nobody reviewed, from the random part of the sample."
+    )
     ci_low: float | None = Field(None, description="Wilson interval of the acceptance rate, lower bound.")
     ci_high: float | None = Field(None, description="Wilson interval of the acceptance rate, upper bound.")
+    confidence: float | None = Field(None, description="Confidence level of the Wilson intervals.")
+    random: int = Field(0, description="Pairs in the random part of the sample.")
+    random_reviewed: int = Field(0, description="Random-part pairs reviewed: what acceptance_rate rests on.")
+    effective_n: float | None = None
+    population: int = Field(0, description="Pairs the overall estimate speaks for.")
+    edits_count_as_accepted: bool = False
+    rounds: list[ReviewRound] = Field(default_factory=list)
+    strata: dict[str, AcceptanceEstimate] = Field(default_factory=dict, description="Per stratum of the sample.")
+    by_question_type: dict[str, AcceptanceEstimate] = Field(default_factory=dict)
+    by_language: dict[str, AcceptanceEstimate] = Field(default_factory=dict)
+    estimated_at: datetime | None = None
 
 
 class Manifest(Record):

@@ -117,13 +117,36 @@ class ReviewDecision(_Part):
     criteria: list[str] = Field(default_factory=list)
     comment: str = ""
     source: str = Field("", description="Where the decision came from, e.g. 'label-studio:project 3 task 12'.")
+    reason: str = Field(
+        "", description="Why a pair was rejected: the criteria the reviewer did not tick, then the comment."
+    )
+    resolved_from: list[str] = Field(
+        default_factory=list,
+        description="Several annotators: 'reviewer:verdict' of every vote this decision resolved (see review docs).",
+    )
 
 
 class Review(_Part):
     sampled: bool = Field(False, description="Drawn into the expert-review sample.")
-    stratum: str | None = None
+    stratum: str | None = Field(
+        None, description="Stratum of the sample round the pair belonged to (question type|language|document)."
+    )
     decisions: list[ReviewDecision] = Field(default_factory=list)
     outcome: Literal["accepted", "rejected", "edited"] | None = None
+    round: int | None = Field(
+        None, description="Sample round whose population held the pair (drawn or not); None = never in one."
+    )
+    random: bool = Field(
+        False, description="Drawn in the uniformly random part of the sample (the part the estimate rests on)."
+    )
+    weight: float | None = Field(
+        None,
+        description="Random part: pairs of its stratum's remainder this pair stands for (1 / inclusion probability).",
+    )
+    seed: int | None = Field(None, description="Seed of the sample round that drew the pair.")
+    risk: list[str] = Field(
+        default_factory=list, description="Why the risk-first part drew it: 'flag:verbatim', 'borderline:...', ..."
+    )
 
 
 class QAPair(Record):

@@ -1,0 +1,99 @@
+"""`goldset review` on the command line: sample, export, import of a Label Studio JSON export, status and its gate
+(exit 1 below it, 2 with nothing to estimate from). No server needed: the export file is what Label Studio writes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+from goldset.cli import app
+from goldset.io import read_json, read_jsonl
+from goldset.schema import Manifest, PairStatus, QAPair
+from tests.helpers.review_data import make_workspace
+
+runner = CliRunner()
+
+
+def label_studio_export(tasks: list[dict[str, Any]], verdict_of: dict[str, str]) -> list[dict[str, Any]]:
+    """What a JSON export of a project holding ``tasks`` looks like after review (one annotation per task)."""
+    out = []
+    for i, t in enumerate(tasks, start=1):
+        pid = t["data"]["pair_id"]
+        verdict = verdict_of.get(pid)
+        anns = [] if verdict is None else [{
+            "id": 100 + i, "completed_by": {"id": 2, "email": "expert@example.com"}, "was_cancelled": verdict == "skip",
+            "result": [] if verdict == "skip" else [{"from_name": "verdict", "to_name": "question", "type": "choices",
+                                                     "value": {"choices": [verdict]}}],
+            "created_at": "2026-02-01T10:00:00.000000Z", "updated_at": "2026-02-01T10:00:00.000000Z",
+        }]  # fmt: skip
+        out.append({"id": i, "project": 9, "data": t["data"], "meta": {}, "annotations": anns})
+    return out
+
+
+def test_sample_export_import_status_and_gate(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path / "ws", 80)
+    w = ["-w", str(ws.root)]
+    r = runner.invoke(app, ["review", "sample", "--size", "30", "--seed", "3", *w])
+    assert r.exit_code == 0, r.output
+    assert "round 1 (seed 3): 30 of 80 pairs" in r.output and "random part" in r.output
+
+    r = runner.invoke(app, ["review", "status", "--gate", "0.9", "--no-server", *w])
+    assert r.exit_code == 2 and "no reviewed pair of the random part" in r.output
+
+    r = runner.invoke(app, ["review", "export", str(tmp_path / "out" / "review.json"), *w])
+    assert r.exit_code == 0, r.output
+    tasks = json.loads((tmp_path / "out" / "review.json").read_text())
+    assert len(tasks) == 30 and (tmp_path / "out" / "review.xml").is_file()
+
+    pairs = {p.id: p for p in read_jsonl(ws.pairs_path, QAPair)}
+    randoms = sorted(pid for pid, p in pairs.items() if p.review.random)
+    risky = sorted(pid for pid, p in pairs.items() if p.review.sampled and not p.review.random)
+    verdicts = {pid: "accept" for pid in randoms}
+    verdicts[randoms[0]] = "reject"
+    verdicts.update({pid: "reject" for pid in risky})  # the risk part is bad: it must not drag the estimate down
+    verdicts[risky[0]] = "skip"
+    export = tmp_path / "export.json"
+    export.write_text(json.dumps(label_studio_export(tasks, verdicts)))
+
+    r = runner.invoke(app, ["review", "import", str(export), *w])
+    assert r.exit_code == 0, r.output
+    assert "1 skipped" in r.output and "written" in r.output
+    after = {p.id: p for p in read_jsonl(ws.pairs_path, QAPair)}
+    assert after[randoms[1]].status == PairStatus.accepted and after[risky[1]].status == PairStatus.rejected
+    assert after[risky[0]].review.outcome is None
+    assert after[randoms[1]].review.decisions[0].reviewer == "expert@example.com"
+
+    manifest = read_json(ws.data_dir / "manifest.json", Manifest)
+    assert manifest.review is not None
+    n = len(randoms)
+    weights = {pid: pairs[pid].review.weight or 0 for pid in randoms}
+    expected = sum(w for pid, w in weights.items() if pid != randoms[0]) / sum(weights.values())
+    assert manifest.review.random_reviewed == n and manifest.review.acceptance_rate == round(expected, 4)
+
+    r = runner.invoke(app, ["review", "status", "--gate", "0.5", "--no-server", *w])
+    assert r.exit_code == 0, r.output
+    assert f"rests on {n} reviewed of {n} random pairs" in r.output and "gate          passed" in r.output
+    r = runner.invoke(app, ["review", "status", "--gate", "0.95", "--no-server", *w])
+    assert r.exit_code == 1 and "below 0.95" in r.output
+
+    r = runner.invoke(app, ["review", "import", str(export), *w])
+    assert r.exit_code == 0 and "nothing changed, nothing written" in r.output
+
+    bad = tmp_path / "min.json"
+    bad.write_text(json.dumps([{"question": "q", "verdict": "accept"}]))
+    r = runner.invoke(app, ["review", "import", str(bad), *w])
+    assert r.exit_code == 2 and "export the project as JSON" in r.output
+
+
+def test_push_without_a_server_configured_says_what_to_set(tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.delenv("LABEL_STUDIO_URL", raising=False)
+    ws = make_workspace(tmp_path / "ws", 20)
+    w = ["-w", str(ws.root)]
+    r = runner.invoke(app, ["review", "push", *w])
+    assert r.exit_code == 2 and "no review sample yet" in r.output
+    runner.invoke(app, ["review", "sample", *w])
+    r = runner.invoke(app, ["review", "push", *w])
+    assert r.exit_code == 2 and "set LABEL_STUDIO_URL" in r.output and len(r.output.strip().splitlines()) == 1
