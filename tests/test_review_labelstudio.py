@@ -15,7 +15,7 @@ import pytest
 
 from goldset.dataset import write_dataset
 from goldset.errors import EndpointError, GateFailed, InputError
-from goldset.filters.pipeline import load_chunks
+from goldset.filters.inputs import read_chunk_sources
 from goldset.io import read_jsonl
 from goldset.progress import Progress
 from goldset.review import export, import_results, pull, push, sample, status
@@ -53,7 +53,7 @@ def title_of(ws: Workspace) -> str:
 
 
 def rewrite(ws: Workspace, pairs: dict[str, QAPair]) -> None:
-    write_dataset(ws.data_dir, pairs.values(), load_chunks(ws).values())
+    write_dataset(ws.data_dir, pairs.values(), read_chunk_sources(ws).kept.values())
 
 
 class Stop(Exception):

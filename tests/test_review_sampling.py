@@ -113,9 +113,9 @@ def test_rounds_redraw_and_bad_arguments(tmp_path: Path) -> None:
     extra, _ = build(70)
     new = [p.model_copy(update={"id": f"qa-new-{i}"}) for i, p in enumerate(extra[60:])]
     from goldset.dataset import write_dataset
-    from goldset.filters.pipeline import load_chunks
+    from goldset.filters.inputs import read_chunk_sources
 
-    write_dataset(ws.data_dir, decided + new, load_chunks(ws).values())
+    write_dataset(ws.data_dir, decided + new, read_chunk_sources(ws).kept.values())
     second = sample(ws, fraction=0.5)
     assert second.round == 2 and second.population == 10 and second.sampled == 5
     assert {p.id for p in pairs_of(ws.root) if p.review.round == 2} == {p.id for p in new}
@@ -128,9 +128,9 @@ def test_only_passed_unreviewed_pairs_are_drawn(tmp_path: Path) -> None:
     pairs[1] = pairs[1].model_copy(update={"status": PairStatus.candidate})
     pairs[2] = pairs[2].model_copy(update={"checks": {"x": CheckResult(passed=True)}})
     from goldset.dataset import write_dataset
-    from goldset.filters.pipeline import load_chunks
+    from goldset.filters.inputs import read_chunk_sources
 
-    write_dataset(ws.data_dir, pairs, load_chunks(ws).values())
+    write_dataset(ws.data_dir, pairs, read_chunk_sources(ws).kept.values())
     r = sample(ws, fraction=1.0)
     assert r.population == 28 and r.sampled == 28
     assert {p.id for p in pairs_of(ws.root) if not p.review.sampled} == {"qa-0000", "qa-0001"}

@@ -18,7 +18,7 @@ from goldset.filters.incremental import current, input_hash, settings_hash, with
 from goldset.filters.report import CheckCounts, FilterReport
 from goldset.filters.run_state import FilterRun
 from goldset.filters.stage_pair_checks import run_pair_checks
-from goldset.filters.status import generation_rejects, owned_by_filters, rejecting
+from goldset.filters.status import JUDGED, generation_rejects, owned_by_filters, rejecting
 from goldset.schema import CheckResult, Chunk, QAPair
 
 if TYPE_CHECKING:
@@ -107,7 +107,7 @@ class _LLMStage:
         """Judge every pair whose verdict is missing or was made on other text, settings, model or prompt."""
         todo: list[int] = []
         for idx, p in enumerate(live):
-            if not owned_by_filters(p):
+            if p.status not in JUDGED:  # review-decided pairs too: their verdict is recorded, not applied
                 continue
             if current(p, groundedness.NAME, self.g_hash, self.g_input(p)) is not None:
                 self.run.report.reuse(groundedness.NAME)

@@ -16,12 +16,12 @@ pulling or importing twice adds nothing):
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from goldset.review.decisions import SOURCE_PREFIX, Agreement, Parsed, Problem, Vote, agreement, resolve
-from goldset.schema import CheckResult, Chunk, PairStatus, QAPair, Revision
+from goldset.schema import PairStatus, QAPair, Revision
 
 if TYPE_CHECKING:
     from goldset.config import Settings
@@ -75,7 +75,7 @@ def _is_ls(source: str) -> bool:
 
 
 def apply_parsed(
-    bench: Workbench, parsed: Parsed, filters: FilterSettings | None, report: ApplyReport
+    ws: Workspace, bench: Workbench, parsed: Parsed, filters: FilterSettings | None, report: ApplyReport
 ) -> None:
     """Apply every vote of ``parsed`` to ``bench.pairs`` (in memory); fills ``report``."""
     from goldset.review.decisions import RULE
@@ -138,7 +138,7 @@ def apply_parsed(
             report.changed[outcome] = report.changed.get(outcome, 0) + 1
     report.agreement = agreement(verdicts)
     if edited:
-        failures = recheck(bench, edited, filters)
+        failures = recheck(ws, bench, edited, filters)
         report.edits_failing.update(failures)
 
 
@@ -149,7 +149,7 @@ def apply_and_save(
     from goldset.review import store
 
     before = {p.id: p.model_dump_json() for p in bench.pairs}
-    apply_parsed(bench, parsed, settings.filter, report)
+    apply_parsed(ws, bench, parsed, settings.filter, report)
     if any(before[p.id] != p.model_dump_json() for p in bench.pairs):
         store.save(ws, bench, settings.review)
         report.written = True
@@ -178,50 +178,29 @@ def _apply(pair: QAPair, decision: Any, history: list[Any]) -> tuple[QAPair, boo
     return pair.model_copy(update={**update, "review": review, "status": status}), changed
 
 
-def _severity(settings: Any) -> str:
-    """A check's severity, for filters that have one (``reject`` when they do not)."""
-    return str(getattr(settings, "severity", "reject") or "reject")
-
-
-def recheck(bench: Workbench, positions: Sequence[int], filters: FilterSettings | None) -> dict[str, str]:
-    """Run the enabled pair-level checks on the edited pairs at ``positions``; a pair failing one (of severity
-    reject) becomes ``rejected``. Returns pair id -> what failed."""
-    from goldset.filters import question_overlap
+def recheck(
+    ws: Workspace, bench: Workbench, positions: Sequence[int], filters: FilterSettings | None
+) -> dict[str, str]:
+    """Run the enabled pair-level checks on the edited pairs at ``positions`` with the filters' own stage (the same
+    verdicts, hashes and KB-wide lookups as ``goldset filter``); a pair a check rejects becomes ``rejected``, a
+    flag only flags. Returns pair id -> what rejected it."""
     from goldset.filters.registry import CHECKS
+    from goldset.filters.report import FilterReport
+    from goldset.filters.run_state import FilterRun
     from goldset.filters.settings import FilterSettings
+    from goldset.filters.stage_pair_checks import run_pair_checks
+    from goldset.filters.status import rejecting
 
     filters = filters or FilterSettings()
-    specs = [s for s in CHECKS.values() if s.kind == "pair" and filters.for_check(s.name).enabled is not False]
+    names = [n for n, spec in CHECKS.items() if spec.kind == "pair" and filters.for_check(n).enabled is not False]
+    run = FilterRun(ws=ws, settings=filters, names=names, chunks=dict(bench.chunks), report=FilterReport())
     pairs = [bench.pairs[i] for i in positions]
-    kb = _kb_sentences(pairs, filters.for_check(question_overlap.NAME), bench.chunks)
+    run_pair_checks(run, pairs)
     failing: dict[str, str] = {}
-    for i in positions:
-        pair = bench.pairs[i]
-        results: dict[str, CheckResult] = {}
-        for spec in specs:
-            st = filters.for_check(spec.name)
-            if spec.name == question_overlap.NAME:
-                res = question_overlap.check(pair, bench.chunks, st, kb.get(pair.id, ()))  # type: ignore[arg-type]
-            elif spec.func is not None:
-                res = spec.func(pair, bench.chunks, st)
-            else:
-                continue
-            results[spec.name] = res
-        failed = [n for n, r in results.items() if not r.passed and _severity(filters.for_check(n)) != "flag"]
-        status = PairStatus.rejected if failed else PairStatus.accepted
-        bench.pairs[i] = pair.model_copy(update={"checks": {**pair.checks, **results}, "status": status})
+    for i, pair in zip(positions, pairs, strict=True):
+        failed = rejecting(pair, names)
+        bench.pairs[i] = pair.model_copy(update={"status": PairStatus.rejected if failed else PairStatus.accepted})
         if failed:
-            failing[pair.id] = "; ".join(f"{n}: {results[n].reason}" for n in failed)
+            failing[pair.id] = "; ".join(f"{n}: {pair.checks[n].reason}" for n in failed)
     return failing
 
-
-def _kb_sentences(pairs: Sequence[QAPair], settings: Any, chunks: Mapping[str, Chunk]) -> dict[str, list[str]]:
-    """Near-matching KB sentences of each question (what the pipeline's question_overlap check also reads)."""
-    if not pairs or not getattr(settings, "whole_kb", False) or not chunks:
-        return {}
-    from goldset.filters.neardup import SentenceIndex
-    from goldset.filters.textsim import split_sentences
-
-    index = SentenceIndex([s for c in chunks.values() for s in split_sentences(c.text)])
-    hits = index.query_many([p.question for p in pairs], threshold=0.5)
-    return {p.id: [index.sentences[i] for i, _ in h] for p, h in zip(pairs, hits, strict=True)}

@@ -33,7 +33,7 @@ class Workbench:
 
 
 def load(ws: Workspace) -> Workbench:
-    from goldset.filters.pipeline import load_chunks
+    from goldset.filters.inputs import read_chunk_sources
     from goldset.io import read_json, read_jsonl
     from goldset.schema import Manifest
     from goldset.schema.manifest import MANIFEST_FILE
@@ -44,7 +44,7 @@ def load(ws: Workspace) -> Workbench:
     manifest_path = ws.data_dir / MANIFEST_FILE
     manifest = read_json(manifest_path, Manifest) if manifest_path.exists() else None
     rounds = list(manifest.review.rounds) if manifest is not None and manifest.review is not None else []
-    return Workbench(pairs=pairs, chunks=load_chunks(ws), rounds=rounds)
+    return Workbench(pairs=pairs, chunks=dict(read_chunk_sources(ws).kept), rounds=rounds)
 
 
 def save(ws: Workspace, bench: Workbench, settings: ReviewSettings) -> Manifest:
