@@ -155,7 +155,7 @@ def test_a_corpus_shard_edited_by_hand_since_the_last_release(ws: Workspace) -> 
     shard.chmod(0o644)
     shard.write_text(shard.read_text().replace("FastAPI", "FastAPY", 1))
     _change(ws)
-    with pytest.raises(ManualEdit, match="edited since the last release.*dvc checkout data") as err:
+    with pytest.raises(ManualEdit, match=r"edited since the last release.*dvc checkout data") as err:
         release("1.0.1", message="two", ws=ws)
     _one_line(err.value)
 
@@ -163,20 +163,20 @@ def test_a_corpus_shard_edited_by_hand_since_the_last_release(ws: Workspace) -> 
 def test_a_tag_that_exists_and_an_unknown_version(ws: Workspace) -> None:
     git(ws.root, "commit", "-q", "--allow-empty", "-m", "code")
     git(ws.root, "tag", "v1.0.0")
-    with pytest.raises(VersionExists, match="v1.0.0: a git tag of that name exists") as err:
+    with pytest.raises(VersionExists, match=r"v1\.0\.0: a git tag of that name exists") as err:
         release("1.0.0", message="m", ws=ws)
     _one_line(err.value)
     release("1.1.0", message="m", ws=ws)
     with pytest.raises(UnknownVersion, match=r"v9.9.9: no such release .*\(releases: v1.1.0\)") as err:
         load("v9.9.9", repo=ws.root)
     _one_line(err.value)
-    with pytest.raises(UnknownVersion, match="v1.0.0: no such release"):  # a tag, but not a release
+    with pytest.raises(UnknownVersion, match=r"v1\.0\.0: no such release"):  # a tag, but not a release
         load("v1.0.0", repo=ws.root)
     assert "v9.9.9" in _cli_error("show", "v9.9.9", "-w", str(ws.root))
 
 
 def test_bad_version_names_and_options(ws: Workspace) -> None:
-    with pytest.raises(UsageError, match="version '1..0'"):
+    with pytest.raises(UsageError, match=r"version '1\.\.0'"):
         release("1..0", message="m", ws=ws)
     with pytest.raises(UsageError, match="message"):
         release("1.0.0", message="  ", ws=ws)
