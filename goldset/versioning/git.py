@@ -136,6 +136,9 @@ class Git:
             raise GitError(f"{self.root}: commit made but HEAD is unreadable")
         return head
 
+    def ignored(self, relpath: str) -> bool:
+        return self.run("check-ignore", "-q", "--", relpath, check=False).returncode == 0
+
     def tag(self, name: str, message: str, commit: str) -> None:
         self.run("tag", "-a", name, "-m", message, commit)
 
@@ -152,8 +155,8 @@ class Git:
         return {line.split("\t", 1)[1]: line for line in text.splitlines() if "\t" in line}
 
     def restore_index(self, saved: dict[str, str], relpaths: list[str]) -> None:
-        """Put the index entries of ``relpaths`` back to ``saved`` (from :meth:`index_entries`)."""
-        gone = [p for p in relpaths if p not in saved]
+        """Put the index entries of ``relpaths`` (files or folders) back to ``saved`` (from :meth:`index_entries`)."""
+        gone = [p for p in self.index_entries(relpaths) if p not in saved]
         if gone:
             self.run("update-index", "--force-remove", "--", *gone, check=False)
         if saved:

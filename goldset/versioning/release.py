@@ -435,6 +435,10 @@ def release(
     txn = _Transaction()
     dvc_file = root / DVC_FILE
     git_paths = [git.rel(root / p) for p in (DVC_FILE, ".gitignore", ".dvcignore", ".dvc/config", ".dvc/.gitignore")]
+    if remote.path is not None and remote.path.is_relative_to(git.root) and not git.ignored(git.rel(remote.path)):
+        # A remote folder the repository versions itself (e.g. an offline example): the release commit carries the
+        # objects it names, so the tag is complete on its own.
+        git_paths.append(git.rel(remote.path))
     index_before = git.index_entries(git_paths)
     head_before = git.head()
     committed = False
