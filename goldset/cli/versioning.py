@@ -37,7 +37,7 @@ def release(
     ] = False,
     workspace: WorkspaceOption = None,
 ) -> None:
-    """Freeze data/ as an immutable version: dvc add, push, git commit and tag."""
+    """Freeze data/ as an immutable version: tracked by DVC, pushed, committed and tagged in git."""
     from goldset.cli._common import workspace as find_ws
     from goldset.errors import UsageError
     from goldset.versioning.release import release as run_release

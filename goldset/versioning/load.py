@@ -130,10 +130,16 @@ def open_repo(repo: str | Path | None = None, ws: Workspace | Path | None = None
             raise InputError(f"{repo}: no such folder; give a repository folder or a git URL")
     git = Git.around(start)
     if git is None:
-        raise WorkspaceError(f"{start}: not a git repository; releases are git commits (run `goldset init`)")
+        raise WorkspaceError(
+            f"{start}: not a git repository, so it holds no releases (`goldset release` makes them, in a workspace "
+            "made by `goldset init`)"
+        )
     root = _dvc_root_around(start)
     if root is None:
-        raise WorkspaceError(f"{start}: not a DVC project (no {DVC_DIR}/ up to {git.root}); run `goldset init`")
+        raise WorkspaceError(
+            f"{start}: not a DVC project (no {DVC_DIR}/ up to {git.root}), so it holds no releases; "
+            "run `goldset init`, then `goldset release`"
+        )
     yield RepoRef(dvc_root=root, git=git)
 
 
