@@ -155,11 +155,12 @@ def diff_datasets(old: Dataset | None, new: Dataset, old_name: str | None, new_n
     old_ids = set(golden_ids(old))
     old_by_id = {p.id: p for p in old.pairs}
     rule = new.manifest.golden_rule if new.manifest else None
+    new_set = set(new_ids)
     diff.added = [new_by_id[i] for i in new_ids if i not in old_ids]
     diff.retired = [
         LeftPair(i, old_by_id[i].question, old_by_id[i].question_type.value,
                  _left_reason(old_by_id[i], new_by_id.get(i), rule))
-        for i in sorted(old_ids) if i not in set(new_ids)
+        for i in sorted(old_ids - new_set)
     ]  # fmt: skip
     for i in new_ids:
         if i not in old_ids:

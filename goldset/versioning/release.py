@@ -34,7 +34,7 @@ from goldset.schema.manifest import CHUNKS_FILE, MANIFEST_FILE, PAIRS_FILE
 from goldset.versioning.changelog import VersionDiff, diff_datasets, to_markdown
 from goldset.versioning.corpus import SNAPSHOT_FILE, corpus_files, is_shard, parse_shards
 from goldset.versioning.git import Git
-from goldset.versioning.load import RepoRef, Version, fetch_files, list_versions, version_number
+from goldset.versioning.load import RepoRef, Version, fetch_files, list_versions, read_records, version_number
 from goldset.versioning.record import DVC_FILE, ReleaseRecord, with_record
 
 if TYPE_CHECKING:
@@ -311,7 +311,7 @@ def release(
     :class:`VersionExists`, :class:`NothingToRelease` (unless ``allow_empty``), :class:`ManualEdit`, or another
     :class:`~goldset.errors.GoldsetError` naming what to fix; a failure leaves the workspace as it was."""
     from goldset.config import load_settings
-    from goldset.io import read_json, read_jsonl
+    from goldset.io import read_json
     from goldset.kb import load_chunks, load_snapshot
     from goldset.versioning import dvc
     from goldset.workspace import resolve_workspace
@@ -356,7 +356,7 @@ def release(
         raise InputError(
             f"{workspace.pairs_path}: no pairs to release; run `goldset generate` (or `dvc pull` in a fresh clone)"
         )
-    pairs = read_jsonl(workspace.pairs_path, QAPair)
+    pairs = read_records(workspace.pairs_path, QAPair)
     snapshot = load_snapshot(workspace)
     chunks = load_chunks(workspace)
     if snapshot is None or not chunks:
