@@ -18,6 +18,7 @@ from goldset.schema import PairStatus, QuestionType
 from goldset.versioning.load import (
     IntegrityError,
     UnknownVersion,
+    golden_pairs,
     load,
     load_dataset,
     resolve_dataset_version,
@@ -131,6 +132,7 @@ def test_release_v1_change_v2_and_load_both_by_tag(ws: Workspace) -> None:
     assert list(load("v1.1.0", repo=ws.root, status="retired")["id"]) == [roles["retired"]]
     ds = load_dataset("v1.0.0", repo=ws.root)
     assert len(ds.chunks) == len(chunks), "the dataset carries the whole pinned corpus, not only cited chunks"
+    assert sorted(p.id for p in golden_pairs(ds)) == sorted(v1["id"]) and len(ds.pairs) == 9
     assert ds.manifest is not None and ds.manifest.version == "v1.0.0"
     folder = resolve_dataset_version("v1.0.0", repo=ws.root)
     assert (folder / "chunks.jsonl").is_file() and (folder / "pairs.jsonl").is_file()
@@ -277,3 +279,17 @@ def test_subdir_workspace_in_a_larger_repository(tmp_path: Path) -> None:
     assert len(load("v0.1.0", repo=copy / "golden")) == 4 and r.version == "v0.1.0"
     shutil.rmtree(ws.data_dir)
     subprocess.run(["git", "status"], cwd=project, check=True, capture_output=True)
+
+
+def test_a_remote_folder_the_repository_versions_is_committed_with_the_release(ws: Workspace, tmp_path: Path) -> None:
+    """Like this repository's example: the tag carries its objects, so a clone loads it with no other remote."""
+    from tests.helpers.versioning_data import dvc
+
+    dvc(ws.root, "remote", "add", "-f", "-d", "in-repo", str(ws.root / "store"))
+    release("1.0.0", message="one", ws=ws)
+    committed = git(ws.root, "show", "--name-only", "--format=", "v1.0.0^{commit}").split()
+    assert any(p.startswith("store/files/md5/") for p in committed)
+    assert git(ws.root, "status", "--porcelain", "--", "store", "data.dvc") == ""
+    shutil.rmtree(tmp_path / "remote", ignore_errors=True)
+    copy = clone(ws.root, tmp_path / "clone", "--no-tags")
+    assert len(load("v1.0.0", repo=copy)) == 8

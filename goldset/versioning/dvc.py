@@ -23,7 +23,7 @@ import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from goldset.errors import GoldsetError, InputError, WorkspaceError
 
@@ -84,9 +84,6 @@ class Project:
     @property
     def dvc_dir(self) -> Path:
         return self.root / DVC_DIR
-
-    def initialised(self) -> bool:
-        return (self.dvc_dir / "config").is_file() or self.dvc_dir.is_dir()
 
     def require(self) -> None:
         if not self.dvc_dir.is_dir():
@@ -334,10 +331,3 @@ def read_tree(repo: str, rev: str, path: str) -> dict[str, bytes]:
             raise translate(exc, where + detail) from None
     return files
 
-
-def default_remote_of(repo: Path) -> Any:
-    """For messages: the default remote of a local project (None when unset or unreadable)."""
-    try:
-        return Project(Path(repo)).default_remote()
-    except GoldsetError:
-        return None

@@ -120,9 +120,6 @@ class Git:
             pos += size + 1
         return out
 
-    def commit_time(self, rev: str) -> str:
-        return self.out("log", "-1", "--format=%cI", rev)
-
     # ------------------------------------------------------------------------------------------------ writing
 
     def add(self, *relpaths: str) -> None:

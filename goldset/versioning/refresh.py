@@ -25,7 +25,6 @@ again: calls come back from the call journal, pairs already updated are recognis
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -352,7 +351,3 @@ def _apply(
     if report.new_pairs or any(by_id[pid].status not in REVIEWED for pid in report.kept):
         report.filters = run_filters(ws, progress=progress)
 
-
-def touched(report: RefreshReport) -> Iterable[str]:
-    """Every pair id the refresh changed."""
-    return [*report.retired, *report.kept, *report.replaced, *report.to_review, *report.new_pairs]
