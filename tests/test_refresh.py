@@ -174,6 +174,8 @@ def test_refresh_retires_rechecks_and_generates_only_for_new_and_changed_chunks(
     assert ids["gone"] in retired_ids and (expect_retired & set(load("v1.0.0", repo=ws.root)["id"])) <= retired_ids
     assert any(p.id in report.new_pairs for p in r2.diff.added)
     assert r2.diff.documents_added == ["body.md"] and r2.diff.documents_removed == ["debugging.md"]
+    assert not (ws.data_dir / "corpus" / "debugging.md.jsonl").exists()
+    assert (ws.data_dir / "corpus" / "body.md.jsonl").is_file()
 
     # an unchanged refresh: nothing to do, no call, no file written
     calls, before = fake.calls, ws.pairs_path.read_bytes()

@@ -451,6 +451,9 @@ def release(
             rel = path.relative_to(data).as_posix()
             if path.is_file() and rel not in files and rel not in WORKING_FILES:
                 txn.delete(path)  # a shard of a document no longer in the KB, an older release's file
+        for folder in sorted((p for p in data.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)):
+            if not any(folder.iterdir()):
+                folder.rmdir()  # emptied by those deletions (a rollback's writes create folders again)
         _ensure_line(root / ".dvcignore", DVCIGNORE_LINE, txn)
         txn.remember(dvc_file)
         txn.remember(root / ".gitignore")
