@@ -21,4 +21,6 @@ fi
 "$GOLDSET" eval -w "$WS" --dataset examples/golden --baseline bm25 --kb examples/kb/docs \
   --html "$WS/report.html"
 "$GOLDSET" status -w "$WS"
+# The same example set is released as v0.1.0 of this repository (DVC; its remote is examples/dvc-remote/):
+"$GOLDSET" versions --repo .
 echo "Report: $WS/report.html"

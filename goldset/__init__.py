@@ -67,6 +67,9 @@ _EXPORTS: dict[str, str] = {
     "score_run": "goldset.evaluation.scoring",
     "summarize": "goldset.evaluation.scoring",
     "list_metrics": "goldset.evaluation.metrics",
+    # versions (DVC releases)
+    "load": "goldset.versioning.load",
+    "load_dataset": "goldset.versioning.load",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]

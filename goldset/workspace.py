@@ -114,6 +114,55 @@ def optional_workspace(ws: Workspace | Path | str | None = None) -> Workspace | 
 
 GITIGNORE_LINES = (".goldset/", ".env", "/.dvc-remote/", "/runs/")
 TEMPLATE = Path(__file__).resolve().parent / "_templates" / "goldset.yaml"
+DVC_YAML = "dvc.yaml"
+
+#: The pipeline `goldset init` writes for teams that drive everything from DVC (`dvc repro`). data/ is versioned by
+#: `goldset release` (data.dvc), and DVC refuses an output inside a tracked folder, so each stage's declared output
+#: is its log under .goldset/ (git-ignored, not cached): it orders the stages and lets DVC skip an unchanged one.
+DVC_PIPELINE = """\
+# `dvc repro` runs goldset's pipeline: ingest -> generate -> filter (written by `goldset init`; edit freely).
+# data/ is versioned by `goldset release` (data.dvc) and DVC refuses outputs inside a tracked folder, so each stage
+# declares its log under .goldset/ as its output: that orders the stages and lets DVC skip one whose inputs
+# (documents, prompts, its section of goldset.yaml) did not change. Release with `goldset release` afterwards.
+stages:
+  ingest:
+    cmd: goldset ingest {docs}
+    deps:
+      - {docs}
+    params:
+      - goldset.yaml:
+          - kb
+    outs:
+      - .goldset/kb/chunks.jsonl:
+          cache: false
+          persist: true
+      - .goldset/kb/snapshot.json:
+          cache: false
+          persist: true
+  generate:
+    cmd: goldset generate > .goldset/generate.log
+    deps:
+      - .goldset/kb/snapshot.json
+      - prompts/generate.md
+      - prompts/generate_multi_hop.md
+    params:
+      - goldset.yaml:
+          - generate
+    outs:
+      - .goldset/generate.log:
+          cache: false
+  filter:
+    cmd: goldset filter > .goldset/filter.log
+    deps:
+      - .goldset/generate.log
+      - prompts/judge_groundedness.md
+    params:
+      - goldset.yaml:
+          - filter
+    outs:
+      - .goldset/filter.log:
+          cache: false
+"""
 
 
 @dataclass
@@ -231,8 +280,11 @@ def init_workspace(path: Path, *, dvc: bool = True) -> InitReport:
         from goldset.config import load_settings
 
         ws = Workspace(root)
-        settings = load_settings(ws).versioning
-        _ensure_dvc(root, git_root, settings.remote, report)
+        settings = load_settings(ws)
+        _ensure_dvc(root, git_root, settings.versioning.remote, report)
+        if not (root / DVC_YAML).exists():
+            (root / DVC_YAML).write_text(DVC_PIPELINE.format(docs=settings.kb.path), encoding="utf-8")
+            report.actions.append(f"wrote {DVC_YAML} (ingest → generate → filter, for `dvc repro`)")
     return report
 
 
@@ -268,7 +320,21 @@ def workspace_status(path: Path | None = None) -> Status:
             by_type[pair.question_type.value] += 1
         status.pairs_by_status = dict(sorted(by_status.items()))
         status.pairs_by_type = dict(sorted(by_type.items()))
-    res = _git(ws.root, "describe", "--tags", "--abbrev=0")
-    if res.returncode == 0:
-        status.last_release = res.stdout.strip() or None
+    status.last_release = _last_release(ws.root)
     return status
+
+
+def _last_release(root: Path) -> str | None:
+    """The newest release (name and date) found in the workspace's tags and release commits; git only, no DVC."""
+    from goldset.errors import GoldsetError
+    from goldset.versioning.load import list_versions, open_repo
+
+    try:
+        with open_repo(root) as ref:
+            found = list_versions(ref)
+    except GoldsetError:
+        return None
+    if not found:
+        return None
+    last = found[-1]
+    return f"{last.name} ({last.record.created_at.date().isoformat()}, {last.record.n_golden} golden pairs)"

@@ -89,3 +89,17 @@ class Manifest(Record):
     prompt_hashes: dict[str, str] = Field(default_factory=dict, description="prompt id → content hash.")
     review: ReviewSampleStats | None = Field(None, description="The sample review, once one was done.")
     files: dict[str, str] = Field(default_factory=dict, description="file name → sha256 of its bytes.")
+
+    # -- set by `goldset release` (absent from working-copy manifests and from manifests written before releases)
+    message: str = Field("", description="The release message (`goldset release -m`).")
+    previous_version: str | None = Field(None, description="The release this one was diffed against.")
+    golden_ids: list[str] = Field(
+        default_factory=list, description="Ids of the pairs that form the golden set (accepted, and passed if allowed)."
+    )
+    unreviewed_ids: list[str] = Field(
+        default_factory=list, description="Golden pairs that passed the filters but were not reviewed one by one."
+    )
+    golden_counts_by_type: dict[str, int] = Field(default_factory=dict)
+    golden_counts_by_language: dict[str, int] = Field(default_factory=dict)
+    n_documents: int = Field(0, description="Documents in the release's corpus (corpus/<doc_id>.jsonl shards).")
+    golden_rule: str | None = Field(None, description="versioning.golden when the release was made.")

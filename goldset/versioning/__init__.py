@@ -1,4 +1,34 @@
-"""Versioning the dataset with DVC: releases, pinned loading, changelogs and refresh after document changes.
+"""Versions of the golden set with DVC: releases, pinned loading, changelogs and refresh after document changes.
 
-Only the settings exist so far (``versioning`` section of goldset.yaml); releases are on the roadmap.
+- :func:`~goldset.versioning.release.release` freezes ``data/`` (pairs, the whole pinned corpus, manifest,
+  changelog) as an immutable version: ``dvc add``, push, git commit and tag;
+- :func:`~goldset.versioning.load.load` / :func:`~goldset.versioning.load.load_dataset` read a version back (by tag,
+  or from the release commits in a clone without tags), hashes checked;
+  :func:`~goldset.versioning.load.resolve_dataset_version` gives it as a local dataset folder;
+- :func:`~goldset.versioning.changelog.diff_datasets` compares two versions;
+- :func:`~goldset.versioning.refresh.refresh` updates the pairs after the documents changed.
+
+Names resolve lazily (``import goldset.versioning`` imports neither dvc nor pandas).
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "load_dataset": "goldset.versioning.load",
+    "resolve_dataset_version": "goldset.versioning.load",
+    "versions": "goldset.versioning.load",
+    "diff_datasets": "goldset.versioning.changelog",
+    "VersioningSettings": "goldset.versioning.settings",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'goldset.versioning' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

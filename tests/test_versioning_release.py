@@ -1,0 +1,295 @@
+"""Releases with real git and DVC in temp folders and a local remote: v1, a change, v2; loading both by tag from the
+repository and from fresh clones (empty cache, no tags, shallow, by git URL); immutability; the changelog."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from goldset.cli import app
+from goldset.errors import InputError
+from goldset.schema import PairStatus, QuestionType
+from goldset.versioning.load import (
+    IntegrityError,
+    UnknownVersion,
+    golden_pairs,
+    load,
+    load_dataset,
+    resolve_dataset_version,
+    versions,
+)
+from goldset.versioning.release import NothingToRelease, VersionExists, release
+from goldset.workspace import Workspace
+from tests.helpers.versioning_data import (
+    GIT_IDENTITY,
+    KB,
+    clone,
+    git,
+    hand_pairs,
+    kb_chunks,
+    make_workspace,
+    read_pairs,
+    snapshot_state,
+    write_pairs,
+)
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def _env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in GIT_IDENTITY.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("GOLDSET_CACHE_DIR", str(tmp_path / "goldset-cache"))
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    ws = make_workspace(tmp_path / "ws", KB / "en", tmp_path / "remote")
+    pairs = hand_pairs(kb_chunks(ws), 8)
+    pairs[-1] = pairs[-1].model_copy(update={"status": PairStatus.passed})  # passed, never reviewed
+    pairs.append(pairs[0].model_copy(update={"id": "qa-rejected", "status": PairStatus.rejected}))
+    write_pairs(ws, pairs)
+    return ws
+
+
+def _v2_changes(ws: Workspace) -> dict[str, str]:
+    """Edit one answer, change one type, retire one pair, add one: returns the ids by role."""
+    pairs = read_pairs(ws)
+    golden = [p for p in pairs if p.status in (PairStatus.accepted, PairStatus.passed)]
+    edited, typed, retired = golden[0], golden[1], golden[2]
+    extra = hand_pairs(kb_chunks(ws), 12)[-1]
+    assert extra.id not in {p.id for p in pairs}
+    out = []
+    for p in pairs:
+        if p.id == edited.id:
+            p = p.model_copy(update={"answer": p.answer + " It also says more."})
+        elif p.id == typed.id:
+            p = p.model_copy(update={"question_type": QuestionType.reasoning})
+        elif p.id == retired.id:
+            p = p.model_copy(update={"status": PairStatus.retired})
+        out.append(p)
+    write_pairs(ws, [*out, extra])
+    return {"edited": edited.id, "typed": typed.id, "retired": retired.id, "added": extra.id}
+
+
+def test_release_v1_change_v2_and_load_both_by_tag(ws: Workspace) -> None:
+    r1 = release("1.0.0", message="First golden set", ws=ws)
+    assert r1.version == "v1.0.0" and r1.previous is None and r1.pushed > 0
+    data = ws.data_dir
+    manifest = json.loads((data / "manifest.json").read_text())
+    chunks = kb_chunks(ws)
+    docs = sorted({c.doc_id for c in chunks})
+    # the release folder: every pair, the whole corpus sharded by document, the snapshot, changelog, manifest
+    assert sorted(p.relative_to(data).as_posix() for p in (data / "corpus").rglob("*.jsonl")) == [
+        f"corpus/{d}.jsonl" for d in docs
+    ]
+    assert manifest["version"] == "v1.0.0" and manifest["n_chunks"] == len(chunks) and manifest["n_documents"] == 6
+    assert len(manifest["golden_ids"]) == 8 and len(manifest["unreviewed_ids"]) == 1
+    assert "qa-rejected" not in manifest["golden_ids"] and manifest["counts_by_status"]["rejected"] == 1
+    shards = {f"corpus/{d}.jsonl" for d in docs}
+    assert set(manifest["files"]) == {"pairs.jsonl", "CHANGELOG.md", "snapshot.json", *shards}
+    # the git side: one commit holding only data.dvc and the files DVC needs, a tag, the record in data.dvc
+    assert git(ws.root, "tag", "-l") == "v1.0.0"
+    committed = git(ws.root, "show", "--name-only", "--format=", "v1.0.0^{commit}").split()
+    assert set(committed) <= {"data.dvc", ".gitignore", ".dvcignore", ".dvc/config", ".dvc/.gitignore"}
+    assert "data.dvc" in committed and "goldset.yaml" not in committed
+    meta = yaml.safe_load((ws.root / "data.dvc").read_text())["meta"]["goldset"]
+    assert meta["version"] == "v1.0.0" and meta["n_golden"] == 8 and meta["message"] == "First golden set"
+    assert "/data/chunks.jsonl" in (ws.root / ".dvcignore").read_text()
+
+    roles = _v2_changes(ws)
+    r2 = release(None, bump="minor", message="Second", ws=ws)
+    assert r2.version == "v1.1.0" and r2.previous == "v1.0.0"
+    assert [p.id for p in r2.diff.added] == [roles["added"]]
+    assert [p.id for p in r2.diff.retired] == [roles["retired"]] and r2.diff.retired[0].reason == "retired"
+    assert [e.id for e in r2.diff.edited] == [roles["edited"]]
+    assert [(t.id, t.old_type, t.new_type) for t in r2.diff.type_changes] == [(roles["typed"], "factual", "reasoning")]
+    assert r2.pushed < r1.pushed, "unchanged corpus shards are the same DVC objects: only new files are pushed"
+    changelog = (data / "CHANGELOG.md").read_text()
+    assert changelog.index("## v1.1.0") < changelog.index("## v1.0.0"), "newest first, history kept"
+
+    found = versions(ws.root)
+    assert [(v.name, v.tagged) for v in found] == [("v1.0.0", True), ("v1.1.0", True)]
+    v1 = load("v1.0.0", repo=ws.root)
+    v2 = load("1.1.0", repo=ws.root)  # the number works too
+    assert sorted(v1["id"]) == sorted(manifest["golden_ids"])
+    assert roles["added"] in set(v2["id"]) and roles["retired"] not in set(v2["id"])
+    assert roles["retired"] in set(v1["id"]) and roles["added"] not in set(v1["id"])
+    assert v1.loc[v1["id"] == roles["edited"], "answer"].item() + " It also says more." == (
+        v2.loc[v2["id"] == roles["edited"], "answer"].item()
+    )
+    assert list(v1.columns[:6]) == ["id", "question", "answer", "question_type", "language", "status"]
+    assert v1["reviewed"].sum() == 7 and (~v1["reviewed"]).sum() == 1
+    everything = load("v1.1.0", repo=ws.root, status="all")
+    assert len(everything) == len(read_pairs(ws)) and set(everything["status"]) >= {"retired", "rejected"}
+    assert list(load("v1.1.0", repo=ws.root, status="retired")["id"]) == [roles["retired"]]
+    ds = load_dataset("v1.0.0", repo=ws.root)
+    assert len(ds.chunks) == len(chunks), "the dataset carries the whole pinned corpus, not only cited chunks"
+    assert sorted(p.id for p in golden_pairs(ds)) == sorted(v1["id"]) and len(ds.pairs) == 9
+    assert ds.manifest is not None and ds.manifest.version == "v1.0.0"
+    folder = resolve_dataset_version("v1.0.0", repo=ws.root)
+    assert (folder / "chunks.jsonl").is_file() and (folder / "pairs.jsonl").is_file()
+    with pytest.raises(InputError, match="status="):
+        load("v1.0.0", repo=ws.root, status="golden-ish")
+
+
+def test_fresh_clone_with_an_empty_cache_loads_both_versions(ws: Workspace, tmp_path: Path) -> None:
+    release("1.0.0", message="one", ws=ws)
+    _v2_changes(ws)
+    release("1.1.0", message="two", ws=ws)
+    expected = {v: set(load(v, repo=ws.root)["id"]) for v in ("v1.0.0", "v1.1.0")}
+    copy = clone(ws.root, tmp_path / "clone")
+    assert not (copy / ".dvc" / "cache").exists() and not (copy / "data").exists()
+    for version in ("v1.0.0", "v1.1.0"):
+        assert set(load(version, repo=copy)["id"]) == expected[version]
+
+
+def test_dvc_api_path_reads_a_clone_with_an_empty_cache(ws: Workspace, tmp_path: Path) -> None:
+    """The path any remote type takes (S3, ssh…): dvc.api streams the objects from the remote."""
+    release("1.0.0", message="one", ws=ws)
+    _v2_changes(ws)
+    release("1.1.0", message="two", ws=ws)
+    copy = clone(ws.root, tmp_path / "clone")
+    for version in ("v1.0.0", "v1.1.0"):
+        folder = resolve_dataset_version(version, repo=copy, use_dvc=True)
+        assert json.loads((folder / "manifest.json").read_text())["version"] == version
+        assert len((folder / "chunks.jsonl").read_text().splitlines()) == len(kb_chunks(ws))
+
+
+def test_a_clone_without_tags_finds_versions_from_the_release_commits(ws: Workspace, tmp_path: Path) -> None:
+    release("1.0.0", message="one", ws=ws)
+    _v2_changes(ws)
+    release("1.1.0", message="two", ws=ws)
+    copy = clone(ws.root, tmp_path / "notags", "--no-tags")
+    assert git(copy, "tag", "-l") == ""
+    found = versions(copy)
+    assert [(v.name, v.tagged) for v in found] == [("v1.0.0", False), ("v1.1.0", False)]
+    assert set(load("v1.0.0", repo=copy)["id"]) == set(load("v1.0.0", repo=ws.root)["id"])
+
+    shallow = clone(ws.root, tmp_path / "shallow", "--depth", "1", "--no-tags")
+    assert set(load("v1.1.0", repo=shallow)["id"]) == set(load("v1.1.0", repo=ws.root)["id"])
+    with pytest.raises(UnknownVersion, match=r"git fetch --unshallow --tags") as err:
+        load("v1.0.0", repo=shallow)
+    assert "\n" not in str(err.value)
+    git(shallow, "fetch", "-q", "--unshallow", "--tags")
+    assert len(load("v1.0.0", repo=shallow)) == 8
+
+
+def test_load_from_a_git_url(ws: Workspace) -> None:
+    release("1.0.0", message="one", ws=ws)
+    frame = load("v1.0.0", repo=ws.root.as_uri())
+    assert len(frame) == 8
+
+
+def test_releases_are_immutable(ws: Workspace) -> None:
+    release("1.0.0", message="one", ws=ws)
+    state = snapshot_state(ws)
+    with pytest.raises(VersionExists, match=r"v1\.0\.0: already released"):
+        release("1.0.0", message="again", ws=ws)
+    with pytest.raises(VersionExists):
+        release("v1.0.0", message="again", ws=ws)
+    with pytest.raises(NothingToRelease, match=r"nothing changed since v1\.0\.0"):
+        release("1.0.1", message="same data", ws=ws)
+    assert snapshot_state(ws) == state
+    git(ws.root, "tag", "v2.0.0")  # a tag someone made by hand
+    pairs = read_pairs(ws)
+    write_pairs(ws, [pairs[0].model_copy(update={"answer": "Changed."}), *pairs[1:]])
+    with pytest.raises(VersionExists, match=r"v2\.0\.0: a git tag of that name exists"):
+        release("2.0.0", message="taken", ws=ws)
+    r = release("1.0.1", message="empty ok", ws=ws, allow_empty=True)
+    assert r.version == "v1.0.1"
+    assert release("1.0.2", message="same again, on purpose", ws=ws, allow_empty=True).version == "v1.0.2"
+
+
+def test_a_damaged_cache_object_is_refused_on_load(ws: Workspace, tmp_path: Path) -> None:
+    release("1.0.0", message="one", ws=ws)
+    cache = ws.root / ".dvc" / "cache" / "files" / "md5"
+    pairs_md5 = next(
+        e["md5"] for d in cache.rglob("*.dir") for e in json.loads(d.read_text()) if e["relpath"] == "pairs.jsonl"
+    )
+    obj = cache / pairs_md5[:2] / pairs_md5[2:]
+    obj.chmod(0o644)
+    obj.write_bytes(obj.read_bytes().replace(b"It explains", b"It claims"))
+    with pytest.raises(IntegrityError, match=r"v1.0.0: pairs.jsonl does not match its sha256"):
+        load("v1.0.0", repo=ws.root)
+
+
+def test_cli_release_versions_show_and_diff(ws: Workspace, tmp_path: Path) -> None:
+    res = runner.invoke(app, ["release", "1.0.0", "-m", "First", "-w", str(ws.root)])
+    assert res.exit_code == 0, res.output
+    assert "released v1.0.0" in res.output and "golden pairs  8 (1 unreviewed)" in res.output
+    roles = _v2_changes(ws)
+    res = runner.invoke(app, ["release", "--bump", "patch", "-m", "Second", "-w", str(ws.root)])
+    assert res.exit_code == 0 and "released v1.0.1" in res.output, res.output
+    res = runner.invoke(app, ["versions", "-w", str(ws.root)])
+    assert res.exit_code == 0 and res.output.index("v1.0.1") < res.output.index("v1.0.0"), res.output
+    res = runner.invoke(app, ["show", "v1.0.1", "-w", str(ws.root)])
+    assert res.exit_code == 0 and "golden pairs  8 (1 unreviewed" in res.output, res.output
+    out = tmp_path / "changes.md"
+    res = runner.invoke(app, ["diff", "v1.0.0", "v1.0.1", "-o", str(out), "-w", str(ws.root)])
+    assert res.exit_code == 0, res.output
+    text = out.read_text()
+    assert text in res.output.replace("\r", "") or "### Added (1)" in res.output
+    assert f"`{roles['added']}`" in text.split("### Added (1)")[1].split("###")[0]
+    assert f"`{roles['retired']}`" in text.split("### Retired (1)")[1].split("###")[0]
+    edited = text.split("### Edited (1)")[1].split("###")[0]
+    assert f"`{roles['edited']}`" in edited and "**It also says more.**" in edited
+    assert f"`{roles['typed']}` factual → reasoning" in text
+    assert "| golden pairs | 8 | 8 |" in text and "| review sample | no review sample | no review sample |" in text
+    res = runner.invoke(app, ["release", "1.0.1", "-m", "again", "-w", str(ws.root)])
+    assert res.exit_code == 2 and res.output.count("\n") == 1 and res.output.startswith("error: v1.0.1")
+
+
+def test_review_figures_are_in_the_manifest_and_the_changelog(ws: Workspace) -> None:
+    pairs = read_pairs(ws)
+    reviewed = []
+    for i, p in enumerate(pairs):
+        if p.status is PairStatus.accepted and i < 5:
+            outcome = "rejected" if i == 0 else "accepted"
+            review = p.review.model_copy(update={"sampled": True, "outcome": outcome})
+            p = p.model_copy(update={"review": review, "status": PairStatus.rejected if i == 0 else p.status})
+        reviewed.append(p)
+    write_pairs(ws, reviewed)
+    r = release("1.0.0", message="reviewed", ws=ws)
+    stats = r.manifest.review
+    assert stats is not None and (stats.sampled, stats.reviewed, stats.accepted, stats.rejected) == (5, 5, 4, 1)
+    assert stats.acceptance_rate == pytest.approx(0.8) and stats.ci_low < 0.8 < stats.ci_high
+    assert "5/5 sampled pairs reviewed, 4 accepted, 1 rejected; quality 80%" in r.changelog
+
+
+def test_subdir_workspace_in_a_larger_repository(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    git(project, "init", "-q")
+    (project / "README.md").write_text("a project\n")
+    git(project, "add", "README.md")
+    git(project, "commit", "-q", "-m", "init")
+    ws = make_workspace(project / "golden", KB / "en", tmp_path / "remote")
+    write_pairs(ws, hand_pairs(kb_chunks(ws), 4))
+    r = release("0.1.0", message="in a subfolder", ws=ws)
+    assert git(project, "show", "--name-only", "--format=", "v0.1.0^{commit}").splitlines()[0].startswith("golden/")
+    copy = clone(project, tmp_path / "clone")
+    assert len(load("v0.1.0", repo=copy / "golden")) == 4 and r.version == "v0.1.0"
+    shutil.rmtree(ws.data_dir)
+    subprocess.run(["git", "status"], cwd=project, check=True, capture_output=True)
+
+
+def test_a_remote_folder_the_repository_versions_is_committed_with_the_release(ws: Workspace, tmp_path: Path) -> None:
+    """Like this repository's example: the tag carries its objects, so a clone loads it with no other remote."""
+    from tests.helpers.versioning_data import dvc
+
+    dvc(ws.root, "remote", "add", "-f", "-d", "in-repo", str(ws.root / "store"))
+    release("1.0.0", message="one", ws=ws)
+    committed = git(ws.root, "show", "--name-only", "--format=", "v1.0.0^{commit}").split()
+    assert any(p.startswith("store/files/md5/") for p in committed)
+    assert git(ws.root, "status", "--porcelain", "--", "store", "data.dvc") == ""
+    shutil.rmtree(tmp_path / "remote", ignore_errors=True)
+    copy = clone(ws.root, tmp_path / "clone", "--no-tags")
+    assert len(load("v1.0.0", repo=copy)) == 8
