@@ -1,7 +1,9 @@
-"""A dataset folder: ``pairs.jsonl`` + ``chunks.jsonl`` (the chunks the pairs cite) + ``manifest.json``.
+"""A dataset folder: ``pairs.jsonl`` + the chunks + ``manifest.json``.
 
-This layout is fixed for every command: generation writes into the workspace's ``data/`` folder, releases
-version that folder with DVC, and evaluation reads any such folder (or a released version of it).
+The chunks are ``chunks.jsonl`` (the chunks the pairs cite) in a working copy, or ``corpus/`` (every chunk of the
+KB snapshot the pairs were written against, one shard per document: :mod:`goldset.corpus`) in a release. This
+layout is fixed for every command: generation writes into the workspace's ``data/`` folder, releases version that
+folder with DVC, and evaluation reads any such folder (or a released version of it).
 """
 
 from __future__ import annotations
@@ -26,6 +28,9 @@ class Dataset:
     chunks: dict[str, Chunk] = field(default_factory=dict)
     manifest: Manifest | None = None
     path: Path | None = None
+    #: ``chunks`` is the whole corpus the pairs were written against (a release's ``corpus/``), not only the
+    #: chunks they cite: a retriever searching it faces the real knowledge base.
+    whole_corpus: bool = False
 
     def pair(self, pair_id: str) -> QAPair:
         """The pair with this id; KeyError when there is none."""
@@ -36,7 +41,10 @@ class Dataset:
 
 
 def read_dataset(folder: Path) -> Dataset:
-    """Read a dataset folder; ``chunks.jsonl`` and ``manifest.json`` are optional for a working copy."""
+    """Read a dataset folder; its chunks come from ``corpus/`` (a release) or ``chunks.jsonl`` (a working copy;
+    optional, like ``manifest.json``)."""
+    from goldset.corpus import CORPUS_DIR, read_corpus
+
     folder = Path(folder)
     if not folder.is_dir():
         raise InputError(f"{folder}: no such dataset folder (expected {', '.join((PAIRS_FILE, CHUNKS_FILE))})")
@@ -45,10 +53,14 @@ def read_dataset(folder: Path) -> Dataset:
         raise InputError(f"{folder}: no {PAIRS_FILE} in this folder; is it a goldset dataset folder?")
     pairs = read_jsonl(pairs_path, QAPair)
     chunks_path = folder / CHUNKS_FILE
-    chunks = {c.id: c for c in read_jsonl(chunks_path, Chunk)} if chunks_path.exists() else {}
+    whole_corpus = (folder / CORPUS_DIR).is_dir()
+    if whole_corpus:
+        chunks = {c.id: c for c in read_corpus(folder)}
+    else:
+        chunks = {c.id: c for c in read_jsonl(chunks_path, Chunk)} if chunks_path.exists() else {}
     manifest_path = folder / MANIFEST_FILE
     manifest = read_json(manifest_path, Manifest) if manifest_path.exists() else None
-    return Dataset(pairs=pairs, chunks=chunks, manifest=manifest, path=folder)
+    return Dataset(pairs=pairs, chunks=chunks, manifest=manifest, path=folder, whole_corpus=whole_corpus)
 
 
 def build_manifest(

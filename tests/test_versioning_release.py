@@ -13,6 +13,7 @@ import yaml
 from typer.testing import CliRunner
 
 from goldset.cli import app
+from goldset.dataset import read_dataset
 from goldset.errors import InputError
 from goldset.schema import PairStatus, QuestionType
 from goldset.versioning.load import (
@@ -135,7 +136,8 @@ def test_release_v1_change_v2_and_load_both_by_tag(ws: Workspace) -> None:
     assert sorted(p.id for p in golden_pairs(ds)) == sorted(v1["id"]) and len(ds.pairs) == 9
     assert ds.manifest is not None and ds.manifest.version == "v1.0.0"
     folder = resolve_dataset_version("v1.0.0", repo=ws.root)
-    assert (folder / "chunks.jsonl").is_file() and (folder / "pairs.jsonl").is_file()
+    assert (folder / "corpus").is_dir() and (folder / "pairs.jsonl").is_file()
+    assert read_dataset(folder).whole_corpus and len(read_dataset(folder).chunks) == len(chunks)
     with pytest.raises(InputError, match="status="):
         load("v1.0.0", repo=ws.root, status="golden-ish")
 
@@ -160,7 +162,7 @@ def test_dvc_api_path_reads_a_clone_with_an_empty_cache(ws: Workspace, tmp_path:
     for version in ("v1.0.0", "v1.1.0"):
         folder = resolve_dataset_version(version, repo=copy, use_dvc=True)
         assert json.loads((folder / "manifest.json").read_text())["version"] == version
-        assert len((folder / "chunks.jsonl").read_text().splitlines()) == len(kb_chunks(ws))
+        assert len(read_dataset(folder).chunks) == len(kb_chunks(ws))
 
 
 def test_a_clone_without_tags_finds_versions_from_the_release_commits(ws: Workspace, tmp_path: Path) -> None:

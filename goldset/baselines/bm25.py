@@ -122,8 +122,9 @@ class Corpus:
 
 
 def baseline_corpus(dataset: Dataset, *, kb: str | Path | None = None, ws: Workspace | None = None) -> Corpus:
-    """The corpus the dataset was built from: ``kb`` when given, else the workspace's knowledge base
-    (``.goldset/kb``), else only the chunks the dataset cites, with a note saying so.
+    """The corpus the dataset was built from: ``kb`` when given, else a release's own corpus (its pinned KB
+    snapshot), else the workspace's knowledge base (``.goldset/kb``), else only the chunks the dataset cites, with a
+    note saying so.
 
     The dataset's ``chunks.jsonl`` holds only the chunks its pairs cite; searched alone, every chunk is relevant to
     some question and recall comes out far above what the same search gives over the whole knowledge base.
@@ -133,6 +134,9 @@ def baseline_corpus(dataset: Dataset, *, kb: str | Path | None = None, ws: Works
     if kb is not None:
         passages = passages_from_path(kb, ws)
         return Corpus(passages, f"kb {kb}, {len(passages)} chunks")
+    if dataset.whole_corpus:
+        passages = passages_from_dataset(dataset)
+        return Corpus(passages, f"the release's corpus, {len(passages)} chunks")
     chunks = load_chunks(ws) if ws is not None else []
     if chunks:
         notes = []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import inspect
+from collections.abc import Iterable
 from pathlib import Path
 
 from goldset.dataset import Dataset, read_dataset
@@ -14,36 +14,24 @@ from goldset.workspace import Workspace
 
 
 def resolve_dataset(spec: str | Path, ws: Workspace | None = None) -> Dataset:
-    """A dataset given as a folder (``pairs.jsonl`` + ``chunks.jsonl`` + ``manifest.json``).
-
-    Released versions by name plug in here once ``goldset release`` exists; until then a name that is not a
-    folder is an error that says so.
-    """
+    """A dataset given as a folder (``pairs.jsonl`` + ``chunks.jsonl`` + ``manifest.json``), or as the name of a
+    release (``v1.2.0``) of the workspace's or current folder's repository, materialised from DVC with its hashes
+    checked (:func:`goldset.versioning.load.resolve_dataset_version`)."""
     path = Path(spec)
     candidates = [path] if path.is_absolute() else [path, *([ws.root / path] if ws else [])]
     for candidate in candidates:
         if candidate.is_dir():
             return read_dataset(candidate)
-    import goldset
+    from goldset.versioning.load import load_dataset
 
-    load = getattr(goldset, "load", None)  # the versioning API, once it exists
-    if load is not None:
-        kwargs = {"ws": ws} if "ws" in inspect.signature(load).parameters else {}
-        loaded = load(str(spec), **kwargs)
-        return loaded if isinstance(loaded, Dataset) else read_dataset(Path(loaded))
-    raise InputError(
-        f"{spec}: no such dataset folder; released versions by name arrive with `goldset release` — "
-        f"for now pass a dataset folder (e.g. data/)"
-    )
+    return load_dataset(str(spec), ws=ws)
 
 
-def file_hashes(folder: Path) -> dict[str, str]:
-    """sha256 of each content file of a dataset folder that exists (``pairs.jsonl``, ``chunks.jsonl``)."""
-    return {
-        name: sha256_hex((folder / name).read_bytes())
-        for name in (PAIRS_FILE, CHUNKS_FILE)
-        if (folder / name).is_file()
-    }
+def file_hashes(folder: Path, names: Iterable[str] = ()) -> dict[str, str]:
+    """sha256 of the content files of a dataset folder that exist: ``pairs.jsonl``, ``chunks.jsonl`` and the
+    ``names`` given (relative POSIX paths, e.g. every file a release manifest lists: its corpus shards)."""
+    wanted = sorted({PAIRS_FILE, CHUNKS_FILE, *names})
+    return {name: sha256_hex((folder / name).read_bytes()) for name in wanted if (folder / name).is_file()}
 
 
 def dataset_fingerprint(dataset: Dataset) -> str:
@@ -61,8 +49,8 @@ def dataset_fingerprint(dataset: Dataset) -> str:
             CHUNKS_FILE: [dataset.chunks[cid].model_dump(mode="json") for cid in sorted(dataset.chunks)],
         }
         return sha256_hex(canonical_json(records))[:16]
-    actual = file_hashes(dataset.path)
     recorded = dataset.manifest.files if dataset.manifest is not None else {}
+    actual = file_hashes(dataset.path, recorded)
     if recorded:
         manifest = dataset.path / MANIFEST_FILE
         for name in sorted(set(recorded) | set(actual)):
@@ -99,10 +87,14 @@ def manifest_note(dataset: Dataset) -> str | None:
 
 
 def select_pairs(dataset: Dataset) -> tuple[list[QAPair], str | None]:
-    """The pairs evaluated: passed/accepted ones when there are any, else every non-rejected, non-retired pair.
+    """The pairs evaluated: a release's golden set (its manifest's ``golden_ids``); in a working dataset the
+    passed/accepted ones when there are any, else every non-rejected, non-retired pair.
 
     Returns the pairs (sorted by id) and a note for the user when the fallback was used.
     """
+    if dataset.manifest is not None and dataset.manifest.golden_ids:
+        golden = set(dataset.manifest.golden_ids)
+        return sorted((p for p in dataset.pairs if p.id in golden), key=lambda p: p.id), None
     kept = {PairStatus.passed, PairStatus.accepted}
     chosen = [p for p in dataset.pairs if p.status in kept]
     note = None

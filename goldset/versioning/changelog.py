@@ -15,9 +15,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from goldset.corpus import doc_id_of, is_shard
 from goldset.dataset import Dataset
 from goldset.schema import Manifest, PairStatus, QAPair, ReviewSampleStats
-from goldset.versioning.corpus import doc_id_of, is_shard
 
 _TOKEN = re.compile(r"[A-Za-z0-9_]+|\s+|.", re.DOTALL)
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from goldset.errors import InputError, WorkspaceError
 from goldset.hashing import sha256_hex
-from goldset.schema.manifest import CHUNKS_FILE, MANIFEST_FILE, PAIRS_FILE
+from goldset.schema.manifest import MANIFEST_FILE, PAIRS_FILE
 from goldset.versioning.dvc import DVC_DIR, Project
 from goldset.versioning.git import Git
 from goldset.versioning.record import DVC_FILE, ReleaseRecord, parse_record
@@ -289,16 +289,15 @@ def cache_root(ws: Workspace | None) -> Path:
 
 
 def materialise(ref: RepoRef, version: Version, root: Path, *, use_dvc: bool = False) -> Path:
-    """A local folder holding the version: its released files plus ``chunks.jsonl`` (the corpus shards joined,
-    what every dataset reader takes as the chunks). Reused when it is already there and still hashes right."""
-    from goldset.versioning.corpus import is_shard
+    """A local folder holding the version's released files (a dataset folder :func:`goldset.dataset.read_dataset`
+    reads, its chunks from ``corpus/``). Reused when it is already there and still hashes right."""
 
     folder = Path(root) / f"{version.name}-{version.record.manifest_sha256[:12]}"
     if (folder / COMPLETE_MARKER).is_file():
         files = {
             p.relative_to(folder).as_posix(): p.read_bytes()
             for p in folder.rglob("*")
-            if p.is_file() and p.name not in (COMPLETE_MARKER, CHUNKS_FILE)
+            if p.is_file() and p.name != COMPLETE_MARKER
         }
         try:
             verify_files(files, version.record, version.name)
@@ -313,8 +312,6 @@ def materialise(ref: RepoRef, version: Version, root: Path, *, use_dvc: bool = F
             target = tmp / relpath
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
-        joined = b"".join(files[name] for name in sorted(files) if is_shard(name))
-        (tmp / CHUNKS_FILE).write_bytes(_sorted_lines(joined))
         (tmp / COMPLETE_MARKER).write_text(f"{version.name} {version.commit}\n", encoding="utf-8")
         try:
             tmp.rename(folder)
@@ -325,15 +322,6 @@ def materialise(ref: RepoRef, version: Version, root: Path, *, use_dvc: bool = F
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return folder
-
-
-def _sorted_lines(data: bytes) -> bytes:
-    """JSON Lines of chunks sorted by id (every line starts with the same fields, so sort on the parsed id)."""
-    import json
-
-    lines = [line for line in data.splitlines() if line.strip()]
-    lines.sort(key=lambda line: json.loads(line)["id"])
-    return b"".join(line + b"\n" for line in lines)
 
 
 def read_records(path: Path, model: type[R]) -> list[R]:
@@ -380,8 +368,7 @@ def resolve_dataset_version(
     """A local folder holding release ``spec`` (e.g. 'v1.2.0' or '1.2.0') of ``repo`` (a folder or git URL; default:
     the workspace ``ws``, else the DVC project around the current folder), materialised from DVC when needed and
     checked against the release's hashes. The folder has the released files (``pairs.jsonl``, ``manifest.json``,
-    ``CHANGELOG.md``, ``snapshot.json``, ``corpus/``) and ``chunks.jsonl``: the whole corpus, for
-    :func:`goldset.dataset.read_dataset` and the BM25 baseline."""
+    ``CHANGELOG.md``, ``snapshot.json``, ``corpus/``): a dataset folder whose chunks are the whole corpus."""
     workspace = _workspace_for(ws, repo)
     with open_repo(repo, workspace) as ref:
         version = find_version(spec, ref)

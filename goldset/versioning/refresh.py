@@ -91,7 +91,7 @@ class RefreshReport:
 
     @property
     def generation_calls(self) -> int:
-        return self.generation.calls if self.generation is not None else 0
+        return self.generation.llm.calls if self.generation is not None else 0
 
     @property
     def filter_calls(self) -> int:
@@ -100,7 +100,7 @@ class RefreshReport:
 
     @property
     def calls(self) -> int:
-        """LLM requests sent by this refresh: generation, refresh's own judge calls and the filters'."""
+        """LLM calls this refresh made (cache hits not counted): generation, its own judge calls and the filters'."""
         return self.generation_calls + self.judge_calls + self.filter_calls
 
 

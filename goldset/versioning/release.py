@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from goldset.corpus import SNAPSHOT_FILE, corpus_files, is_shard, parse_shards
 from goldset.errors import GoldsetError, InputError, UsageError, WorkspaceError
 from goldset.hashing import sha256_hex
 from goldset.io import atomic_write_bytes, dump_record
@@ -32,7 +33,6 @@ from goldset.progress import Progress, ProgressCallback
 from goldset.schema import Chunk, KBSnapshot, Manifest, PairStatus, QAPair, ReviewSampleStats
 from goldset.schema.manifest import CHUNKS_FILE, MANIFEST_FILE, PAIRS_FILE
 from goldset.versioning.changelog import VersionDiff, diff_datasets, to_markdown
-from goldset.versioning.corpus import SNAPSHOT_FILE, corpus_files, is_shard, parse_shards
 from goldset.versioning.git import Git
 from goldset.versioning.load import RepoRef, Version, fetch_files, list_versions, read_records, version_number
 from goldset.versioning.record import DVC_FILE, ReleaseRecord, with_record

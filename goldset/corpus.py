@@ -1,4 +1,7 @@
-"""A release's corpus: every chunk of the pinned KB snapshot, one JSON Lines shard per document.
+"""A corpus in a dataset folder: every chunk of the pinned KB snapshot, one JSON Lines shard per document.
+
+A release folder holds its whole corpus (``corpus/``), where a working dataset folder holds only the chunks its
+pairs cite (``chunks.jsonl``); :func:`goldset.dataset.read_dataset` reads either.
 
 ``corpus/<doc_id>.jsonl`` holds the chunks of one document, sorted by id, in the same line format as every
 goldset records file. DVC stores files by content, so a document that did not change between two releases is
