@@ -1,13 +1,15 @@
 """goldset: build, check, review, version and evaluate against golden QA datasets for RAG systems.
 
-Public names are imported lazily (module ``__getattr__``), so ``import goldset`` and ``goldset --help`` do not
-pay for pydantic, pandas, openai or dvc until a name that needs them is used.
+Public names are imported lazily (:mod:`goldset._lazy`), so ``import goldset`` and ``goldset --help`` do not pay for
+pydantic, pandas, openai or dvc until a name that needs them is used. The ``TYPE_CHECKING`` block gives type
+checkers and editors the same names (a test keeps the two lists equal).
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from typing import TYPE_CHECKING
+
+from goldset._lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -15,27 +17,40 @@ __version__ = "0.1.0"
 _EXPORTS: dict[str, str] = {
     # errors
     "GoldsetError": "goldset.errors",
+    "UsageError": "goldset.errors",
     "ConfigError": "goldset.errors",
+    "WorkspaceError": "goldset.errors",
     "InputError": "goldset.errors",
     "RecordError": "goldset.errors",
-    "WorkspaceError": "goldset.errors",
     "EndpointError": "goldset.errors",
-    # records
+    "RunFailed": "goldset.errors",
+    "GateFailed": "goldset.errors",
+    # records (one pydantic model per file format)
     "Chunk": "goldset.schema",
     "KBSnapshot": "goldset.schema",
     "QAPair": "goldset.schema",
     "Evidence": "goldset.schema",
     "CheckResult": "goldset.schema",
+    "Review": "goldset.schema",
     "ReviewDecision": "goldset.schema",
     "Manifest": "goldset.schema",
     "QuestionType": "goldset.schema",
     "PairStatus": "goldset.schema",
-    # datasets and workspaces
+    "RunSample": "goldset.schema",
+    "RunMeta": "goldset.schema",
+    "RunSummary": "goldset.schema",
+    "SampleScores": "goldset.schema",
+    # workspaces and settings
+    "Workspace": "goldset.workspace",
+    "find_workspace": "goldset.workspace",
+    "init_workspace": "goldset.workspace",
+    "Settings": "goldset.config",
+    "load_settings": "goldset.config",
+    "Progress": "goldset.progress",
+    # dataset folders
     "Dataset": "goldset.dataset",
     "read_dataset": "goldset.dataset",
     "write_dataset": "goldset.dataset",
-    "Workspace": "goldset.workspace",
-    "find_workspace": "goldset.workspace",
     # knowledge-base ingestion
     "ingest": "goldset.kb",
     "load_chunks": "goldset.kb",
@@ -43,46 +58,87 @@ _EXPORTS: dict[str, str] = {
     "chunk_document": "goldset.kb",
     "diff_snapshots": "goldset.kb",
     "KBSettings": "goldset.kb",
-    # LLM client layer
+    # the LLM client layer
     "LLMClient": "goldset.llm",
     "CallJournal": "goldset.llm",
     "CallResult": "goldset.llm",
     "resolve_endpoint": "goldset.llm",
     # generation
     "generate": "goldset.generation.runner",
+    "GenerationReport": "goldset.generation.runner",
     # filters
-    "run_filters": "goldset.filters",
-    "FilterReport": "goldset.filters",
-    # evaluation runs, gates, comparison, reports
+    "run_filters": "goldset.filters.pipeline",
+    "FilterReport": "goldset.filters.report",
+    # evaluation
     "evaluate": "goldset.evaluation.evaluator",
     "EvalResult": "goldset.evaluation.evaluator",
-    "GateFailed": "goldset.errors",
+    "EvalSettings": "goldset.evaluation.settings",
     "read_run": "goldset.evaluation.runs",
     "compare_runs": "goldset.evaluation.compare",
     "write_report": "goldset.evaluation.report",
-    # evaluation metrics, relevance matcher, scoring
-    "EvalSettings": "goldset.evaluation.settings",
     "Matcher": "goldset.evaluation.matcher",
     "score_sample": "goldset.evaluation.scoring",
     "score_run": "goldset.evaluation.scoring",
     "summarize": "goldset.evaluation.scoring",
     "list_metrics": "goldset.evaluation.metrics",
     # versions (DVC releases)
+    "release": "goldset.versioning.release",
     "load": "goldset.versioning.load",
     "load_dataset": "goldset.versioning.load",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'goldset' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__, _dir = lazy_exports(__name__, _EXPORTS)
 
 
 def __dir__() -> list[str]:
     return __all__
+
+
+if TYPE_CHECKING:
+    from goldset.config import Settings, load_settings
+    from goldset.dataset import Dataset, read_dataset, write_dataset
+    from goldset.errors import (
+        ConfigError,
+        EndpointError,
+        GateFailed,
+        GoldsetError,
+        InputError,
+        RecordError,
+        RunFailed,
+        UsageError,
+        WorkspaceError,
+    )
+    from goldset.evaluation.compare import compare_runs
+    from goldset.evaluation.evaluator import EvalResult, evaluate
+    from goldset.evaluation.matcher import Matcher
+    from goldset.evaluation.metrics import list_metrics
+    from goldset.evaluation.report import write_report
+    from goldset.evaluation.runs import read_run
+    from goldset.evaluation.scoring import score_run, score_sample, summarize
+    from goldset.evaluation.settings import EvalSettings
+    from goldset.filters.pipeline import run_filters
+    from goldset.filters.report import FilterReport
+    from goldset.generation.runner import GenerationReport, generate
+    from goldset.kb import KBSettings, chunk_document, diff_snapshots, ingest, load_chunks, load_snapshot
+    from goldset.llm import CallJournal, CallResult, LLMClient, resolve_endpoint
+    from goldset.progress import Progress
+    from goldset.schema import (
+        CheckResult,
+        Chunk,
+        Evidence,
+        KBSnapshot,
+        Manifest,
+        PairStatus,
+        QAPair,
+        QuestionType,
+        Review,
+        ReviewDecision,
+        RunMeta,
+        RunSample,
+        RunSummary,
+        SampleScores,
+    )
+    from goldset.versioning.load import load, load_dataset
+    from goldset.versioning.release import release
+    from goldset.workspace import Workspace, find_workspace, init_workspace

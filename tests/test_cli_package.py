@@ -84,3 +84,60 @@ def test_public_functions_are_plain_functions_with_real_signatures() -> None:
         assert params and not any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params.values()), fn
     assert "dataset" in inspect.signature(goldset.evaluate).parameters
     assert "limit" in inspect.signature(goldset.generate).parameters
+
+
+def test_the_type_checking_imports_and_the_lazy_exports_name_the_same_things() -> None:
+    import ast
+
+    tree = ast.parse((ROOT / "goldset" / "__init__.py").read_text(encoding="utf-8"))
+    block = next(n for n in tree.body if isinstance(n, ast.If) and "TYPE_CHECKING" in ast.unparse(n.test))
+    typed = {
+        alias.name: node.module for node in block.body if isinstance(node, ast.ImportFrom) for alias in node.names
+    }
+    assert typed == goldset._EXPORTS
+
+
+def test_every_public_name_is_documented_and_records_describe_their_fields() -> None:
+    import inspect
+
+    from pydantic import BaseModel
+
+    undocumented, undescribed = [], []
+    for name in goldset._EXPORTS:
+        obj = getattr(goldset, name)
+        if not (inspect.getdoc(obj) or "").strip():
+            undocumented.append(name)
+        if isinstance(obj, type) and issubclass(obj, BaseModel):
+            models = [obj, *_nested_models(obj)]
+            for model in models:
+                if not (model.__doc__ or "").strip():
+                    undocumented.append(model.__name__)
+                undescribed += [
+                    f"{model.__name__}.{f}"
+                    for f, info in model.model_fields.items()
+                    if f != "schema_version" and not info.description
+                ]
+    assert not undocumented, undocumented
+    assert not sorted(set(undescribed)), sorted(set(undescribed))
+
+
+def _nested_models(model: type) -> list[type]:
+    """The pydantic models a record holds (its file format is theirs too), found through the JSON schema."""
+    import typing
+
+    from pydantic import BaseModel
+
+    out: list[type] = []
+    seen: set[type] = {model}
+    todo = [model]
+    while todo:
+        for info in todo.pop().model_fields.values():  # type: ignore[attr-defined]
+            stack = [info.annotation]
+            while stack:
+                ann = stack.pop()
+                if isinstance(ann, type) and issubclass(ann, BaseModel) and ann not in seen:
+                    seen.add(ann)
+                    out.append(ann)
+                    todo.append(ann)
+                stack.extend(typing.get_args(ann))
+    return out

@@ -48,8 +48,8 @@ def test_a_pushed_task_shows_question_highlighted_quote_and_prefilled_answer(tmp
     pair = next(p for p in read_jsonl(ws.pairs_path, QAPair) if p.id == "qa-0000")
     task_id = tasks_by_pair(ls, pid)[pair.id][0].id
 
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.ui import WebDriverWait
 
     d = browser()
@@ -60,15 +60,22 @@ def test_a_pushed_task_shows_question_highlighted_quote_and_prefilled_answer(tmp
         d.find_element(By.CSS_SELECTOR, "button[type=submit], input[type=submit]").click()
         WebDriverWait(d, 30).until(lambda drv: "/user/login" not in drv.current_url)
         d.get(f"{server.url}/projects/{pid}/data?task={task_id}")
-        wait = WebDriverWait(d, 90)
-        region = wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, "span.htx-highlight")))
-        prefilled = wait.until(ec.visibility_of_element_located((By.CSS_SELECTOR, '[name^="edited_answer:"]')))
-        body = d.find_element(By.TAG_NAME, "body").text
+        def rendered(drv: Any) -> tuple[str, str, str] | None:
+            """The highlighted region's text, the answer box's text and the page text, once both are shown (the
+            labeling UI re-renders while it loads, so elements are found afresh on every try)."""
+            region = drv.find_element(By.CSS_SELECTOR, "span.htx-highlight")
+            answer = drv.find_element(By.CSS_SELECTOR, '[name^="edited_answer:"]')
+            if not (region.is_displayed() and answer.is_displayed() and region.text and answer.text):
+                return None
+            return region.text, answer.text, drv.find_element(By.TAG_NAME, "body").text
+
+        wait = WebDriverWait(d, 90, ignored_exceptions=(NoSuchElementException, StaleElementReferenceException))
+        region_text, answer_text, body = wait.until(rendered)
         shot = tmp_path / "review-task.png"
         d.save_screenshot(str(shot))
-        assert region.text == pair.evidence[0].quote, "the quote is the highlighted region, character for character"
+        assert region_text == pair.evidence[0].quote, "the quote is the highlighted region, character for character"
         assert pair.question in body and "Filter flags" in body
-        assert prefilled.text == pair.answer, "the answer box is pre-filled with the reference answer"
+        assert answer_text == pair.answer, "the answer box is pre-filled with the reference answer"
         assert "A <b>bold</b> claim & an ampersand stay plain text." in body, "document text is text, not HTML"
         assert shot.stat().st_size > 20_000
         target = os.environ.get("GOLDSET_SCREENSHOT_DIR")

@@ -57,15 +57,15 @@ class ConcisenessSettings(_Section):
     """An answer is fully concise up to ``max_ratio`` × the reference's tokens + ``slack_tokens``; beyond that
     budget its score falls as budget / length (twice the budget scores 0.5)."""
 
-    max_ratio: float = Field(2.0, gt=0)
-    slack_tokens: int = Field(10, ge=0)
+    max_ratio: float = Field(2.0, gt=0, description="Budget: this many times the reference answer's tokens…")
+    slack_tokens: int = Field(10, ge=0, description="…plus this many tokens.")
 
 
 class PriceSettings(_Section):
     """USD per million tokens, used for samples whose run did not report ``cost_usd`` itself."""
 
-    input_per_mtok: float | None = Field(None, ge=0)
-    output_per_mtok: float | None = Field(None, ge=0)
+    input_per_mtok: float | None = Field(None, ge=0, description="USD per million input tokens.")
+    output_per_mtok: float | None = Field(None, ge=0, description="USD per million output tokens.")
 
 
 class SystemEndpointSettings(_Section):
@@ -76,22 +76,24 @@ class SystemEndpointSettings(_Section):
     ``api_key_env`` (environment or .env), sent as ``Authorization: Bearer …``, and is never written anywhere.
     """
 
-    request_field: str = "question"
+    request_field: str = Field("question", description="Field of the request body holding the question.")
     pair_id_field: str | None = Field(None, description="Also send the pair id under this field.")
     extra_body: dict[str, Any] = Field(default_factory=dict, description="Fixed fields added to every request.")
     headers: dict[str, str] = Field(default_factory=dict, description="Fixed headers (no secrets: use api_key_env).")
-    api_key_env: str | None = None
-    answer_field: str = "answer"
-    contexts_field: str = "contexts"
-    context_text_field: str = "text"
-    context_doc_id_field: str = "doc_id"
-    context_chunk_id_field: str = "chunk_id"
-    context_score_field: str = "score"
-    retrieval_ms_field: str | None = "retrieval_ms"
-    generation_ms_field: str | None = "generation_ms"
-    tokens_in_field: str | None = "tokens_in"
-    tokens_out_field: str | None = "tokens_out"
-    cost_field: str | None = "cost_usd"
+    api_key_env: str | None = Field(
+        None, description="NAME of the variable (environment or .env) sent as 'Authorization: Bearer'."
+    )
+    answer_field: str = Field("answer", description="Dotted path of the answer in the reply, e.g. data.answer.")
+    contexts_field: str = Field("contexts", description="Path of the contexts: a list of strings or objects.")
+    context_text_field: str = Field("text", description="Field of a context object holding its text.")
+    context_doc_id_field: str = Field("doc_id", description="…its document id.")
+    context_chunk_id_field: str = Field("chunk_id", description="…its chunk id.")
+    context_score_field: str = Field("score", description="…its retrieval score.")
+    retrieval_ms_field: str | None = Field("retrieval_ms", description="Path of the reported retrieval time.")
+    generation_ms_field: str | None = Field("generation_ms", description="…generation time.")
+    tokens_in_field: str | None = Field("tokens_in", description="…input tokens.")
+    tokens_out_field: str | None = Field("tokens_out", description="…output tokens.")
+    cost_field: str | None = Field("cost_usd", description="…cost in USD.")
 
 
 
@@ -123,7 +125,9 @@ class EvalSettings(_Section):
     )
     # -- scoring
     ks: list[int] = Field(default_factory=lambda: [1, 3, 5, 10], description="Cut-offs of the @k metrics.")
-    matcher: Literal["auto", "text", "chunk_id", "doc_id"] = "auto"
+    matcher: Literal["auto", "text", "chunk_id", "doc_id"] = Field(
+        "auto", description="How a retrieved context is judged relevant to a pair's evidence (see the matcher)."
+    )
     text_match_min: float = Field(
         0.5,
         gt=0,
@@ -141,14 +145,21 @@ class EvalSettings(_Section):
         "the documentation site. Off by default: it costs ~10% of matching time.",
     )
     # -- end of the text matcher block
-    refusal_patterns: list[str] = Field(default_factory=lambda: list(DEFAULT_REFUSAL_PATTERNS))
-    conciseness: ConcisenessSettings = Field(default_factory=ConcisenessSettings)
-    weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+    refusal_patterns: list[str] = Field(
+        default_factory=lambda: list(DEFAULT_REFUSAL_PATTERNS),
+        description="Regular expressions that mark an answer as a refusal (searched in the normalised answer).",
+    )
+    conciseness: ConcisenessSettings = Field(default_factory=ConcisenessSettings, description="The length budget.")
+    weights: dict[str, float] = Field(
+        default_factory=lambda: dict(DEFAULT_WEIGHTS), description="Weights of the overall score, by metric."
+    )
     penalties: list[str] = Field(
         default_factory=lambda: ["hallucination"],
         description="Weighted metrics where lower is better: the overall score adds weight × (1 - value).",
     )
-    prices: PriceSettings = Field(default_factory=PriceSettings)
+    prices: PriceSettings = Field(
+        default_factory=PriceSettings, description="Prices for runs that report tokens but no cost."
+    )
 
     @field_validator("ks")
     @classmethod

@@ -7,23 +7,13 @@ Each pair check is a small pure function usable on its own, e.g.
 
 from __future__ import annotations
 
-from typing import Any
+from goldset._lazy import lazy_exports
 
-__all__ = ["FilterReport", "FilterSettings", "run_filters"]
-
-
-def __getattr__(name: str) -> Any:
-    # Lazy, so importing one check module does not load the pipeline (and the LLM layer) with it.
-    if name == "run_filters":
-        from goldset.filters.pipeline import run_filters
-
-        return run_filters
-    if name == "FilterReport":
-        from goldset.filters.report import FilterReport
-
-        return FilterReport
-    if name == "FilterSettings":
-        from goldset.filters.settings import FilterSettings
-
-        return FilterSettings
-    raise AttributeError(f"module 'goldset.filters' has no attribute {name!r}")
+# Lazy, so importing one check module does not load the pipeline (and the LLM layer) with it.
+_EXPORTS = {
+    "run_filters": "goldset.filters.pipeline",
+    "FilterReport": "goldset.filters.report",
+    "FilterSettings": "goldset.filters.settings",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

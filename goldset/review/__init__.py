@@ -17,8 +17,7 @@ Names are imported lazily, so ``import goldset.review`` costs nothing.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from goldset._lazy import lazy_exports
 
 _EXPORTS = {
     "sample": "goldset.review.sampling",
@@ -40,13 +39,4 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'goldset.review' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

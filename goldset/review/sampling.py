@@ -54,14 +54,9 @@ RISKY_TYPES = (QuestionType.multi_hop, QuestionType.unanswerable)
 
 
 def flags_of(pair: QAPair) -> list[str]:
-    """The checks that did not pass on a pair that is still passed or accepted: its flags.
-
-    This is what a flag is, whatever the filters call the severity that leaves a failed check non-fatal, so it
-    reads only ``pair.checks`` and ``pair.status``.
-    """
-    if pair.status not in KEPT:
-        return []
-    return sorted(name for name, res in pair.checks.items() if not res.passed)
+    """The checks that flagged a pair which is still passed or accepted (:attr:`QAPair.flags`): review looks at
+    those first."""
+    return sorted(pair.flags) if pair.status in KEPT else []
 
 
 def borderline_of(pair: QAPair, filters: FilterSettings | None, margin: float) -> list[str]:

@@ -25,9 +25,9 @@ class AcceptanceEstimate(BaseModel):
     reviewed: int = Field(0, description="Random-part pairs with a decision: what the estimate rests on.")
     accepted: int = Field(0, description="Of those, accepted as they were.")
     effective_n: float | None = Field(None, description="Kish effective sample size (= reviewed when unweighted).")
-    acceptance_rate: float | None = None
-    ci_low: float | None = None
-    ci_high: float | None = None
+    acceptance_rate: float | None = Field(None, description="Estimated acceptance rate (weighted).")
+    ci_low: float | None = Field(None, description="Wilson interval, lower bound.")
+    ci_high: float | None = Field(None, description="Wilson interval, upper bound.")
 
 
 class ReviewRound(BaseModel):
@@ -35,14 +35,14 @@ class ReviewRound(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    round: int
-    seed: int
-    drawn_at: datetime = Field(default_factory=utcnow)
+    round: int = Field(description="Round number, from 1.")
+    seed: int = Field(description="Seed the round was drawn with.")
+    drawn_at: datetime = Field(default_factory=utcnow, description="When it was drawn (UTC).")
     population: int = Field(0, description="Passed, unreviewed pairs the round drew from.")
-    sampled: int = 0
+    sampled: int = Field(0, description="Pairs drawn.")
     random: int = Field(0, description="Drawn uniformly at random within strata.")
     risk: int = Field(0, description="Drawn risk first (flags, borderline scores, multi_hop/unanswerable, changes).")
-    strata: int = 0
+    strata: int = Field(0, description="Strata (question type|language|document) of the population.")
 
 
 class ReviewSampleStats(BaseModel):
@@ -63,14 +63,14 @@ class ReviewSampleStats(BaseModel):
     confidence: float | None = Field(None, description="Confidence level of the Wilson intervals.")
     random: int = Field(0, description="Pairs in the random part of the sample.")
     random_reviewed: int = Field(0, description="Random-part pairs reviewed: what acceptance_rate rests on.")
-    effective_n: float | None = None
+    effective_n: float | None = Field(None, description="Kish effective sample size of the random part.")
     population: int = Field(0, description="Pairs the overall estimate speaks for.")
-    edits_count_as_accepted: bool = False
-    rounds: list[ReviewRound] = Field(default_factory=list)
+    edits_count_as_accepted: bool = Field(False, description="Edited pairs counted as accepted in the rate.")
+    rounds: list[ReviewRound] = Field(default_factory=list, description="Every sample round, oldest first.")
     strata: dict[str, AcceptanceEstimate] = Field(default_factory=dict, description="Per stratum of the sample.")
-    by_question_type: dict[str, AcceptanceEstimate] = Field(default_factory=dict)
-    by_language: dict[str, AcceptanceEstimate] = Field(default_factory=dict)
-    estimated_at: datetime | None = None
+    by_question_type: dict[str, AcceptanceEstimate] = Field(default_factory=dict, description="Per question type.")
+    by_language: dict[str, AcceptanceEstimate] = Field(default_factory=dict, description="Per language.")
+    estimated_at: datetime | None = Field(None, description="When the estimate was computed (UTC).")
 
 
 class Manifest(Record):
@@ -99,7 +99,9 @@ class Manifest(Record):
     unreviewed_ids: list[str] = Field(
         default_factory=list, description="Golden pairs that passed the filters but were not reviewed one by one."
     )
-    golden_counts_by_type: dict[str, int] = Field(default_factory=dict)
-    golden_counts_by_language: dict[str, int] = Field(default_factory=dict)
+    golden_counts_by_type: dict[str, int] = Field(default_factory=dict, description="Golden pairs per type.")
+    golden_counts_by_language: dict[str, int] = Field(
+        default_factory=dict, description="Golden pairs per language."
+    )
     n_documents: int = Field(0, description="Documents in the release's corpus (corpus/<doc_id>.jsonl shards).")
     golden_rule: str | None = Field(None, description="versioning.golden when the release was made.")

@@ -18,6 +18,9 @@ from goldset.text import normalize
 
 
 class QuestionType(StrEnum):
+    """What kind of question a pair asks: its type decides the prompt's instructions, the filters' plausibility
+    checks and how evaluation scores it (unanswerable pairs are scored on refusals)."""
+
     factual = "factual"
     reasoning = "reasoning"
     comparison = "comparison"
@@ -38,15 +41,17 @@ class PairStatus(StrEnum):
 
 
 class _Part(BaseModel):
+    """A part of a record (strict about unknown fields, like the record)."""
+
     model_config = ConfigDict(extra="forbid")
 
 
 class Evidence(_Part):
     """A verbatim span (``quote``) of chunk ``chunk_id`` that supports the answer."""
 
-    chunk_id: str
-    doc_id: str
-    quote: str
+    chunk_id: str = Field(description="The chunk the quote was taken from.")
+    doc_id: str = Field(description="That chunk's document (path relative to the KB root).")
+    quote: str = Field(description="A verbatim span of the chunk's text (whitespace may differ).")
 
     @field_validator("quote")
     @classmethod
@@ -59,38 +64,43 @@ class Evidence(_Part):
 class Revision(_Part):
     """An earlier text of a pair, kept whenever the pair is rewritten (repair, reviewer edit)."""
 
-    question: str
-    answer: str
-    at: datetime = Field(default_factory=utcnow)
+    question: str = Field(description="The question before the change.")
+    answer: str = Field(description="The answer before the change.")
+    at: datetime = Field(default_factory=utcnow, description="When it was replaced (UTC).")
     reason: str = Field(description="Why it changed, e.g. 'paraphrase-repair' or 'review-edit'.")
     by: str = Field("", description="Model or reviewer that made the change.")
 
 
 class Provenance(_Part):
-    source: Literal["llm", "human", "import"] = "llm"
-    model: str | None = None
+    """Where a pair came from: the model, endpoint, prompt and KB snapshot of its generation call, and its earlier
+    texts."""
+
+    source: Literal["llm", "human", "import"] = Field("llm", description="Written by an LLM, a person or imported.")
+    model: str | None = Field(None, description="The model that wrote it.")
     endpoint: str | None = Field(None, description="Endpoint *name* from goldset.yaml; never a URL with a key.")
-    prompt_id: str | None = None
-    prompt_hash: str | None = None
-    generated_at: datetime = Field(default_factory=utcnow)
-    kb_snapshot_id: str | None = None
+    prompt_id: str | None = Field(None, description="The prompt template (e.g. 'generate', 'generate_multi_hop').")
+    prompt_hash: str | None = Field(None, description="Hash of that template's text: an edited prompt shows here.")
+    generated_at: datetime = Field(default_factory=utcnow, description="When it was generated (UTC).")
+    kb_snapshot_id: str | None = Field(None, description="The KB snapshot its chunks came from.")
     chunk_hashes: dict[str, str] = Field(
         default_factory=dict, description="chunk id → content_hash the pair was generated from."
     )
     call_key: str | None = Field(None, description="Key of the LLM call in the journal that produced it.")
-    revisions: list[Revision] = Field(default_factory=list)
+    revisions: list[Revision] = Field(
+        default_factory=list, description="Earlier texts, oldest first (paraphrase repair, reviewer edits)."
+    )
 
 
 class CheckResult(_Part):
     """One check's verdict on one pair, with what it ran on so filtering can be incremental."""
 
-    passed: bool
-    score: float | None = None
-    reason: str = ""
+    passed: bool = Field(description="The pair passed this check.")
+    score: float | None = Field(None, description="The measure the check compared with its threshold, if any.")
+    reason: str = Field("", description="Why, in one line (shown to reviewers).")
     settings_hash: str = Field("", description="Hash of the check's settings/thresholds.")
     input_hash: str = Field("", description="Hash of the pair fields the check read.")
     duplicate_of: str | None = Field(None, description="For duplicate checks: the id of the pair kept.")
-    checked_at: datetime = Field(default_factory=utcnow)
+    checked_at: datetime = Field(default_factory=utcnow, description="When the verdict was made (UTC).")
     severity: Literal["reject", "flag"] = Field(
         "reject",
         description="What a failure does: 'reject' rejects the pair; 'flag' lets it pass but marks it for review "
@@ -109,13 +119,17 @@ class CheckResult(_Part):
 
 
 class ReviewDecision(_Part):
-    reviewer: str
-    at: datetime
-    verdict: Literal["accept", "reject", "edit"]
+    """One expert's decision on a pair (from Label Studio or a file), kept in the pair's review history."""
+
+    reviewer: str = Field(description="Who decided (the Label Studio user's email or name).")
+    at: datetime = Field(description="When the decision was made (UTC).")
+    verdict: Literal["accept", "reject", "edit"] = Field(description="Accept as is, reject, or accept edited text.")
     question: str | None = Field(None, description="Edited question (verdict 'edit').")
     answer: str | None = Field(None, description="Edited answer (verdict 'edit').")
-    criteria: list[str] = Field(default_factory=list)
-    comment: str = ""
+    criteria: list[str] = Field(
+        default_factory=list, description="The review criteria the reviewer ticked (question clear, supported…)."
+    )
+    comment: str = Field("", description="The reviewer's comment.")
     source: str = Field("", description="Where the decision came from, e.g. 'label-studio:project 3 task 12'.")
     reason: str = Field(
         "", description="Why a pair was rejected: the criteria the reviewer did not tick, then the comment."
@@ -127,12 +141,16 @@ class ReviewDecision(_Part):
 
 
 class Review(_Part):
+    """A pair's expert review: whether and how it was sampled, every decision made on it, and the outcome."""
+
     sampled: bool = Field(False, description="Drawn into the expert-review sample.")
     stratum: str | None = Field(
         None, description="Stratum of the sample round the pair belonged to (question type|language|document)."
     )
-    decisions: list[ReviewDecision] = Field(default_factory=list)
-    outcome: Literal["accepted", "rejected", "edited"] | None = None
+    decisions: list[ReviewDecision] = Field(default_factory=list, description="Every decision, oldest first.")
+    outcome: Literal["accepted", "rejected", "edited"] | None = Field(
+        None, description="What the decisions came to; None until an expert decided (review then owns the status)."
+    )
     round: int | None = Field(
         None, description="Sample round whose population held the pair (drawn or not); None = never in one."
     )
@@ -150,17 +168,22 @@ class Review(_Part):
 
 
 class QAPair(Record):
-    id: str
-    question: str
+    """One question/answer pair of a golden dataset, with everything that happened to it: where it came from, every
+    check's verdict, its expert review and its status. One line of ``pairs.jsonl``."""
+
+    id: str = Field(description="Stable id: a hash of its chunks, type and normalised question (kept when edited).")
+    question: str = Field(description="The question, self-contained (it must make sense without the document).")
     answer: str = Field(description="The reference answer; for 'unanswerable' it says the KB does not answer.")
-    question_type: QuestionType
-    language: str = "en"
-    evidence: list[Evidence] = Field(default_factory=list)
-    provenance: Provenance = Field(default_factory=Provenance)
-    checks: dict[str, CheckResult] = Field(default_factory=dict)
-    review: Review = Field(default_factory=Review)
-    status: PairStatus = PairStatus.candidate
-    tags: list[str] = Field(default_factory=list)
+    question_type: QuestionType = Field(description="The kind of question.")
+    language: str = Field("en", description="Language of question and answer (en, zh, ja, ko…).")
+    evidence: list[Evidence] = Field(
+        default_factory=list, description="Verbatim quotes supporting the answer (none for 'unanswerable')."
+    )
+    provenance: Provenance = Field(default_factory=Provenance, description="Where the pair came from.")
+    checks: dict[str, CheckResult] = Field(default_factory=dict, description="Check name -> its verdict.")
+    review: Review = Field(default_factory=Review, description="Its expert review.")
+    status: PairStatus = Field(PairStatus.candidate, description="Where it stands (see PairStatus).")
+    tags: list[str] = Field(default_factory=list, description="Free labels (refresh marks what it touched).")
 
     @field_validator("question", "answer")
     @classmethod
@@ -171,6 +194,7 @@ class QAPair(Record):
 
     @property
     def chunk_ids(self) -> list[str]:
+        """The chunks its evidence cites, sorted."""
         return sorted({e.chunk_id for e in self.evidence})
 
     @property
@@ -181,6 +205,7 @@ class QAPair(Record):
 
     @property
     def doc_ids(self) -> list[str]:
+        """The documents its evidence cites, sorted."""
         return sorted({e.doc_id for e in self.evidence})
 
 

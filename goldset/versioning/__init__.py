@@ -13,8 +13,7 @@ Names resolve lazily (``import goldset.versioning`` imports neither dvc nor pand
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from goldset._lazy import lazy_exports
 
 _EXPORTS = {
     "load_dataset": "goldset.versioning.load",
@@ -26,9 +25,4 @@ _EXPORTS = {
 
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'goldset.versioning' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
