@@ -7,18 +7,22 @@ from pathlib import Path
 import pytest
 
 from goldset.dataset import read_dataset
-from goldset.errors import InputError, UsageError
+from goldset.errors import GoldsetError, InputError, UsageError
 from goldset.evaluation.datasets import dataset_fingerprint, resolve_dataset, select_pairs
 from goldset.evaluation.sampling import allocate, stratified_sample
 from tests.helpers.eval_data import PAIR_SPECS, evaluated_pairs, make_dataset
 
 
-def test_resolve_dataset_reads_a_folder_and_refuses_a_version_name(tmp_path: Path) -> None:
+def test_resolve_dataset_reads_a_folder_and_a_name_outside_a_repository_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     folder = make_dataset(tmp_path / "data")
     ds = resolve_dataset(str(folder))
     assert len(ds.pairs) == len(PAIR_SPECS)
-    with pytest.raises(InputError, match="goldset release"):
+    monkeypatch.chdir(tmp_path)  # not a git repository: a version name cannot be resolved
+    with pytest.raises(GoldsetError) as err:
         resolve_dataset("v1")
+    assert "v1" in str(err.value) and "goldset release" in str(err.value) and "\n" not in str(err.value)
 
 
 def test_select_pairs_prefers_passed_and_accepted(tmp_path: Path) -> None:

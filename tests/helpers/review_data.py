@@ -94,7 +94,9 @@ def build(n_pairs: int = 60, *, docs: int = 4) -> tuple[list[QAPair], dict[str, 
         q, a = q.format(i=i), a.format(i=i)
         checks = {"verbatim": CheckResult(passed=True, score=0.2, reason="containment 0.20")}
         if i % 10 == 3:
-            checks["leakage"] = CheckResult(passed=False, score=0.95, reason="95% of the answer is in the question")
+            checks["leakage"] = CheckResult(
+                passed=False, score=0.95, reason="95% of the answer is in the question", severity="flag"
+            )
         if i % 10 == 5:
             checks["verbatim"] = CheckResult(passed=True, score=0.47, reason="longest run 0.47")
         hashes = {e.chunk_id: chunks[e.chunk_id].content_hash for e in evidence}
