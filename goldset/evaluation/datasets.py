@@ -22,9 +22,13 @@ def resolve_dataset(spec: str | Path, ws: Workspace | None = None) -> Dataset:
     for candidate in candidates:
         if candidate.is_dir():
             return read_dataset(candidate)
+    from goldset.errors import WorkspaceError
     from goldset.versioning.load import load_dataset
 
-    return load_dataset(str(spec), ws=ws)
+    try:
+        return load_dataset(str(spec), ws=ws)
+    except WorkspaceError as exc:  # no repository to hold releases: the name may be a mistyped folder
+        raise InputError(f"{spec}: no such dataset folder, and no release of that name: {exc}") from None
 
 
 def file_hashes(folder: Path, names: Iterable[str] = ()) -> dict[str, str]:
