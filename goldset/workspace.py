@@ -14,6 +14,7 @@ import subprocess
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeAlias
 
 from goldset.errors import WorkspaceError
 from goldset.prompts import defaults_dir
@@ -93,7 +94,12 @@ def require_workspace(start: Path | None = None) -> Workspace:
     return ws
 
 
-def resolve_workspace(ws: Workspace | Path | str | None = None) -> Workspace:
+#: How every library entry point takes its workspace: a :class:`Workspace`, a path inside one, or None for the
+#: workspace around $GOLDSET_WORKSPACE or the current folder.
+WorkspaceLike: TypeAlias = Workspace | Path | str | None
+
+
+def resolve_workspace(ws: WorkspaceLike = None) -> Workspace:
     """The convention of every library entry point: a :class:`Workspace`, a path inside one, or ``None`` for the
     workspace around $GOLDSET_WORKSPACE or the current folder. Raises :class:`WorkspaceError` when there is none."""
     if isinstance(ws, Workspace):
@@ -101,7 +107,7 @@ def resolve_workspace(ws: Workspace | Path | str | None = None) -> Workspace:
     return require_workspace(None if ws is None else Path(ws))
 
 
-def optional_workspace(ws: Workspace | Path | str | None = None) -> Workspace | None:
+def optional_workspace(ws: WorkspaceLike = None) -> Workspace | None:
     """Like :func:`resolve_workspace`, for entry points that also work outside a workspace (``evaluate``,
     ``ingest`` with an output folder): ``None`` when the current folder is not in one. A path given explicitly
     must be in a workspace."""

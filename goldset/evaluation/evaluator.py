@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from goldset.evaluation.settings import EvalSettings
     from goldset.progress import ProgressCallback
     from goldset.schema import QAPair, RunMeta, RunSample, RunSummary, SampleScores
-    from goldset.workspace import Workspace
+    from goldset.workspace import Workspace, WorkspaceLike
 
 __all__ = ["EvalResult", "evaluate"]
 
@@ -208,7 +208,7 @@ def evaluate(
     run_file: str | Path | None = None,
     target: str | Callable[..., Any] | None = None,
     endpoint: str | None = None,
-    ws: Workspace | Path | None = None,
+    ws: WorkspaceLike = None,
     settings: EvalSettings | None = None,
     sample: int | None = None,
     seed: int = 0,

@@ -33,7 +33,7 @@ from goldset.schema import PairStatus, QAPair
 
 if TYPE_CHECKING:
     from goldset.llm import Endpoint
-    from goldset.workspace import Workspace
+    from goldset.workspace import WorkspaceLike
 
 __all__ = ["FilterReport", "resolve_checks", "run_filters"]
 
@@ -50,7 +50,7 @@ def resolve_checks(settings: FilterSettings, requested: Sequence[str] | None) ->
 
 
 def run_filters(
-    ws: Workspace | Path | str | None = None,
+    ws: WorkspaceLike = None,
     *,
     checks: Sequence[str] | None = None,
     against: Path | str | None = None,

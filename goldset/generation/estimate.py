@@ -17,9 +17,9 @@ from goldset.schema import (
 from goldset.workspace import Workspace, resolve_workspace
 
 if TYPE_CHECKING:
-    from pathlib import Path
 
     from goldset.llm.endpoints import Endpoint
+    from goldset.workspace import WorkspaceLike
 
 
 @dataclass
@@ -49,7 +49,7 @@ class Estimate:
 
 
 def estimate(
-    ws: Workspace | Path | str | None = None,
+    ws: WorkspaceLike = None,
     *,
     chunks: Sequence[Chunk] | None = None,
     chunk_ids: Iterable[str] | None = None,

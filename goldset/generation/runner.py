@@ -34,11 +34,12 @@ from goldset.schema import (
     QAPair,
 )
 from goldset.schema.generation import GenerationFailure
-from goldset.workspace import Workspace, resolve_workspace
+from goldset.workspace import resolve_workspace
 
 if TYPE_CHECKING:
     from goldset.llm import CallResult, LLMClient
     from goldset.llm.endpoints import Endpoint
+    from goldset.workspace import WorkspaceLike
 
 
 _REASON_HEAD = re.compile(r": |; ")
@@ -105,7 +106,7 @@ class GenerationProgress:
 
 
 def generate(
-    ws: Workspace | Path | str | None = None,
+    ws: WorkspaceLike = None,
     *,
     limit: int | None = None,
     docs: str | None = None,

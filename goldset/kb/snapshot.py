@@ -26,7 +26,7 @@ from goldset.kb.settings import KBSettings
 from goldset.schema import Chunk, DocumentEntry, KBSnapshot
 
 if TYPE_CHECKING:
-    from goldset.workspace import Workspace
+    from goldset.workspace import Workspace, WorkspaceLike
 
 SNAPSHOT_FILE = "snapshot.json"
 CHUNKS_FILE = "chunks.jsonl"
@@ -122,7 +122,7 @@ def snapshot_id(chunks: list[Chunk]) -> str:
     return "kb-" + short_hash("\n".join(sorted(f"{c.id}\x1f{c.content_hash}" for c in chunks)))
 
 
-def _target_dir(ws: Workspace | Path | None, out_dir: Path | None) -> Path:
+def _target_dir(ws: WorkspaceLike, out_dir: Path | None) -> Path:
     """``out_dir`` when given, else the KB folder of the workspace (``ws``, or the one around the current folder)."""
     from goldset.workspace import resolve_workspace
 
@@ -131,14 +131,14 @@ def _target_dir(ws: Workspace | Path | None, out_dir: Path | None) -> Path:
     return resolve_workspace(ws).kb_dir
 
 
-def load_snapshot(ws: Workspace | Path | None = None, *, out_dir: Path | None = None) -> KBSnapshot | None:
+def load_snapshot(ws: WorkspaceLike = None, *, out_dir: Path | None = None) -> KBSnapshot | None:
     """The current snapshot, or None when nothing was ingested yet."""
     path = _target_dir(ws, out_dir) / SNAPSHOT_FILE
     return read_json(path, KBSnapshot) if path.is_file() else None
 
 
 def load_chunks(
-    ws: Workspace | Path | None = None, *, out_dir: Path | None = None, check: bool = True
+    ws: WorkspaceLike = None, *, out_dir: Path | None = None, check: bool = True
 ) -> list[Chunk]:
     """Every chunk of the current snapshot, sorted by id ([] when nothing was ingested yet).
 
@@ -161,7 +161,7 @@ def load_chunks(
 
 def ingest(
     docs_dir: Path,
-    ws: Workspace | Path | None = None,
+    ws: WorkspaceLike = None,
     *,
     settings: KBSettings | None = None,
     out_dir: Path | None = None,

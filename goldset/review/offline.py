@@ -20,7 +20,7 @@ from goldset.errors import InputError, UsageError
 
 if TYPE_CHECKING:
     from goldset.review.apply import ApplyReport
-    from goldset.workspace import Workspace
+    from goldset.workspace import WorkspaceLike
 
 
 @dataclass
@@ -37,7 +37,7 @@ def sibling(path: Path, suffix: str) -> Path:
     return path.with_name(path.stem + suffix)
 
 
-def export(path: Path | str, ws: Workspace | Path | str | None = None) -> ExportReport:
+def export(path: Path | str, ws: WorkspaceLike = None) -> ExportReport:
     """Write the Label Studio import file of the sampled pairs waiting for a decision, with the config and
     guidelines beside it."""
     from goldset.config import load_settings
@@ -89,7 +89,7 @@ def read_export(path: Path) -> list[dict[str, Any]]:
 
 
 def import_results(
-    path: Path | str, ws: Workspace | Path | str | None = None, *, config: Path | str | None = None
+    path: Path | str, ws: WorkspaceLike = None, *, config: Path | str | None = None
 ) -> ApplyReport:
     """Apply the annotations of a Label Studio JSON export file, like ``pull``. ``config``: the labeling config
     the annotations were made with (default: the workspace's ``review.label_studio.config_file``)."""

@@ -17,7 +17,6 @@ from __future__ import annotations
 import random
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from goldset.errors import GateFailed, GoldsetError, InputError, UsageError
@@ -29,7 +28,7 @@ if TYPE_CHECKING:
     from goldset.review.apply import ApplyReport
     from goldset.review.settings import LabelStudioSettings, ReviewSettings
     from goldset.schema.manifest import ReviewSampleStats
-    from goldset.workspace import Workspace
+    from goldset.workspace import Workspace, WorkspaceLike
 
 
 
@@ -67,7 +66,7 @@ class PushReport:
 
 
 def push(
-    ws: Workspace | Path | str | None = None, *, url: str | None = None, progress: ProgressCallback | None = None
+    ws: WorkspaceLike = None, *, url: str | None = None, progress: ProgressCallback | None = None
 ) -> PushReport:
     """Create or reuse the review project and import the sampled pairs that wait for a decision (see module)."""
     from goldset.config import load_settings
@@ -133,7 +132,7 @@ def push(
 
 
 def pull(
-    ws: Workspace | Path | str | None = None, *, url: str | None = None, progress: ProgressCallback | None = None
+    ws: WorkspaceLike = None, *, url: str | None = None, progress: ProgressCallback | None = None
 ) -> ApplyReport:
     """Apply the review project's annotations to the pairs (see ``review/apply.py``); nothing is written when
     nothing changed, and nothing at all when the server cannot be read."""
@@ -199,7 +198,7 @@ class StatusReport:
 
 
 def status(
-    ws: Workspace | Path | str | None = None, *, server: bool | None = None, url: str | None = None
+    ws: WorkspaceLike = None, *, server: bool | None = None, url: str | None = None
 ) -> StatusReport:
     """The sample, the decisions and the estimate from the pairs (nothing written), and the server's task and
     annotation counts: with ``server=None`` when a server is configured (an error becomes ``server_error``),

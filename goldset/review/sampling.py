@@ -35,7 +35,7 @@ from goldset.schema import Chunk, PairStatus, QAPair, QuestionType
 
 if TYPE_CHECKING:
     from goldset.filters.settings import FilterSettings
-    from goldset.workspace import Workspace
+    from goldset.workspace import WorkspaceLike
 
 #: Statuses of a pair whose failed checks are flags rather than rejections.
 KEPT = frozenset({PairStatus.passed, PairStatus.accepted})
@@ -225,7 +225,7 @@ class SampleReport:
 
 
 def sample(
-    ws: Workspace | Path | str | None = None,
+    ws: WorkspaceLike = None,
     *,
     fraction: float | None = None,
     size: int | None = None,

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
     from goldset.dataset import Dataset
     from goldset.schema import Manifest, QAPair
-    from goldset.workspace import Workspace
+    from goldset.workspace import Workspace, WorkspaceLike
 
 R = TypeVar("R", bound="BaseModel")
 DATA_DIR = "data"
@@ -106,7 +106,7 @@ def _dvc_root_around(path: Path) -> Path | None:
 
 
 @contextlib.contextmanager
-def open_repo(repo: str | Path | None = None, ws: Workspace | Path | None = None) -> Iterator[RepoRef]:
+def open_repo(repo: str | Path | None = None, ws: WorkspaceLike = None) -> Iterator[RepoRef]:
     """The DVC project ``repo`` names: a local folder (or one inside it), a git URL (cloned into a temporary folder
     for the duration), or None for the workspace ``ws`` / the project around the current folder."""
     if repo is not None and _is_url(str(repo)):
@@ -352,7 +352,7 @@ def read_records(path: Path, model: type[R]) -> list[R]:
 # ------------------------------------------------------------------------------------------------ public API
 
 
-def _workspace_for(ws: Workspace | Path | None, repo: str | Path | None) -> Workspace | None:
+def _workspace_for(ws: WorkspaceLike, repo: str | Path | None) -> Workspace | None:
     from goldset.workspace import find_workspace, resolve_workspace
 
     if ws is not None:
@@ -363,7 +363,7 @@ def _workspace_for(ws: Workspace | Path | None, repo: str | Path | None) -> Work
 
 
 def resolve_dataset_version(
-    spec: str, ws: Workspace | Path | None = None, repo: str | Path | None = None, *, use_dvc: bool = False
+    spec: str, ws: WorkspaceLike = None, repo: str | Path | None = None, *, use_dvc: bool = False
 ) -> Path:
     """A local folder holding release ``spec`` (e.g. 'v1.2.0' or '1.2.0') of ``repo`` (a folder or git URL; default:
     the workspace ``ws``, else the DVC project around the current folder), materialised from DVC when needed and
@@ -375,7 +375,7 @@ def resolve_dataset_version(
         return materialise(ref, version, cache_root(workspace), use_dvc=use_dvc)
 
 
-def load_dataset(version: str, repo: str | Path | None = None, *, ws: Workspace | Path | None = None) -> Dataset:
+def load_dataset(version: str, repo: str | Path | None = None, *, ws: WorkspaceLike = None) -> Dataset:
     """Release ``version`` as a :class:`~goldset.dataset.Dataset`: every pair (``manifest.golden_ids`` says which
     form the golden set), the whole corpus as ``chunks``, the release manifest, and ``path``, the local folder it
     was read from."""
@@ -395,7 +395,7 @@ def load(
     repo: str | Path | None = None,
     *,
     status: str = "golden",
-    ws: Workspace | Path | None = None,
+    ws: WorkspaceLike = None,
 ) -> pd.DataFrame:
     """Release ``version`` of ``repo`` (a folder or git URL; default: the project around the current folder) as a
     pandas DataFrame, one row per pair: the golden pairs (``status="golden"``, default), every pair
@@ -450,14 +450,14 @@ def _reviewed(pair: QAPair) -> bool:
     return pair.status is PairStatus.accepted or bool(pair.review.decisions)
 
 
-def versions(repo: str | Path | None = None, *, ws: Workspace | Path | None = None) -> list[Version]:
+def versions(repo: str | Path | None = None, *, ws: WorkspaceLike = None) -> list[Version]:
     """Every release of ``repo`` (default: the workspace / the project around the current folder), oldest first."""
     with open_repo(repo, _workspace_for(ws, repo)) as ref:
         return list_versions(ref)
 
 
 def read_version(
-    spec: str, repo: str | Path | None = None, *, ws: Workspace | Path | None = None
+    spec: str, repo: str | Path | None = None, *, ws: WorkspaceLike = None
 ) -> tuple[Version, Dataset]:
     """A release and its dataset (pairs, corpus chunks, manifest), for `goldset show` and `goldset diff`."""
     from goldset.dataset import read_dataset

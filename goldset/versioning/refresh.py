@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from goldset.generation.estimate import Estimate
     from goldset.generation.runner import GenerationReport
     from goldset.kb.snapshot import KBDiff
-    from goldset.workspace import Workspace
+    from goldset.workspace import Workspace, WorkspaceLike
 
 CHECK = "refresh"
 TAG_NEW = "refresh:new"
@@ -240,7 +240,7 @@ def _ingest_new(docs_dir: Path, ws: Workspace, tmp: Path) -> tuple[KBSnapshot, l
 
 def refresh(
     docs_dir: Path,
-    ws: Workspace | Path | None = None,
+    ws: WorkspaceLike = None,
     *,
     dry_run: bool = False,
     progress: ProgressCallback | None = None,

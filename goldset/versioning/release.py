@@ -40,7 +40,7 @@ from goldset.versioning.record import DVC_FILE, ReleaseRecord, with_record
 if TYPE_CHECKING:
     from goldset.dataset import Dataset
     from goldset.versioning.settings import VersioningSettings
-    from goldset.workspace import Workspace
+    from goldset.workspace import WorkspaceLike
 
 CHANGELOG_FILE = "CHANGELOG.md"
 #: the files a release folder holds (besides corpus/ shards); chunks.jsonl is the working copy's, kept out of releases
@@ -303,7 +303,7 @@ def release(
     message: str,
     bump: Bump | None = None,
     allow_empty: bool = False,
-    ws: Workspace | Path | None = None,
+    ws: WorkspaceLike = None,
     progress: ProgressCallback | None = None,
 ) -> ReleaseReport:
     """Release the workspace's dataset folder as ``version`` (e.g. '1.2.0'; or ``bump`` the last release's number)
