@@ -426,33 +426,3 @@ def test_the_workspace_is_taken_as_everywhere(data: Path, tmp_path: Path) -> Non
     (tmp_path / "elsewhere").mkdir()
     with pytest.raises(WorkspaceError, match="not inside a goldset workspace"):
         evaluate(data, run_file=run, ws=tmp_path / "elsewhere")
-
-
-def test_a_large_run_file_scored_while_it_is_read_gets_the_same_numbers(tmp_path: Path) -> None:
-    """With several scoring processes the first share of a large run file is scored while the rest is read."""
-    from goldset.dataset import write_dataset
-    from goldset.evaluation.parallel import MIN_PER_WORKER
-    from goldset.evaluation.settings import EvalSettings
-    from goldset.schema import QAPair
-    from tests.helpers.eval_data import make_chunk, make_pairs, poor_sample
-
-    base = [p for p in make_pairs() if p.status.value != "rejected"]
-    pairs = [
-        QAPair.model_validate({**p.model_dump(), "id": f"{p.id}-{i:04d}"})
-        for i in range(2 * MIN_PER_WORKER // len(base) + 1)
-        for p in base
-    ]
-    chunks = [make_chunk(cid, doc, text) for cid, (doc, text) in CHUNK_TEXTS.items()]
-    write_dataset(tmp_path / "big", pairs, chunks)
-    lines = []
-    for n, p in enumerate(pairs):
-        if n % 17 == 3:
-            continue  # missing from the run
-        s = (perfect_sample if n % 3 else poor_sample)(p)
-        lines.append(s.model_copy(update={"pair_id": p.id, "error": "boom" if n % 29 == 5 else None}))
-    run = write_run_file(tmp_path / "run.jsonl", lines)
-    one = evaluate(tmp_path / "big", run_file=run, out_dir=tmp_path / "one", settings=EvalSettings(score_workers=1))
-    two = evaluate(tmp_path / "big", run_file=run, out_dir=tmp_path / "two", settings=EvalSettings(score_workers=2))
-    assert [s.model_dump() for s in two.scores] == [s.model_dump() for s in one.scores]
-    assert two.summary.model_dump(exclude={"run_id", "system"}) == one.summary.model_dump(exclude={"run_id", "system"})
-    assert one.summary.n_failed > 0 and 0 < one.summary.overall["recall@5"] < 1

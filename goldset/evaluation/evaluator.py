@@ -81,7 +81,6 @@ def _from_file(
     pairs: list[QAPair],
     fingerprint: str,
     store: SampleStore,
-    early: _EarlyScoring | None = None,
 ) -> _Run:
     from goldset.evaluation.run_files import read_run_file
 
@@ -92,8 +91,6 @@ def _from_file(
         fingerprint=fingerprint,
         questions=wanted,
         keep=store.add_line,
-        on_share=early.start if early else None,
-        share_at=early.share_at() if early else (),
     )
     notes = list(run.notes)
     extra = sorted(set(run.samples) - set(wanted))
@@ -106,51 +103,6 @@ def _from_file(
         notes.append(f"{len(missing)} pair(s) missing from the run file count as failed samples: {shown}")
     label = run_file.name.removesuffix(".gz").removesuffix(".jsonl")
     return _Run(samples, label, f"file:{run_file}", notes)
-
-
-class _EarlyScoring:
-    """Scoring a large run file while it is read: each share of the file read (:meth:`share_at`) is scored in a
-    forked process while this one reads on; this process scores the last share and the pairs the run lacks.
-
-    On two cores this overlaps the two halves of the work (reading is a third of it, scoring the rest), where
-    scoring after reading would leave one core idle while the file is read.
-    """
-
-    def __init__(self, pairs: list[QAPair], settings: EvalSettings, workers: int) -> None:
-        from functools import partial
-
-        from goldset.evaluation.parallel import Forks
-        from goldset.evaluation.scoring import score_items
-
-        self.by_id = {p.id: p for p in pairs}
-        self.settings = settings
-        self.workers = workers
-        self.forks: Forks[tuple[QAPair, RunSample | None], SampleScores] = Forks(partial(score_items, settings))
-        self.started: set[str] = set()
-
-    def share_at(self) -> list[float]:
-        """Where in the file each forked share ends: even shares, this process keeping the last one.
-
-        (Measured with two workers: this process also reads the file and writes the run, the other core also
-        compresses the samples; even shares keep the two about equally busy.)
-        """
-        return [k / self.workers for k in range(1, self.workers)]
-
-    def start(self, samples: list[RunSample]) -> None:
-        part = [(self.by_id[s.pair_id], s) for s in samples if s.pair_id in self.by_id]
-        self.forks.start(part)
-        self.started.update(pair.id for pair, _ in part)
-
-    def finish(self, pairs: list[QAPair], samples: dict[str, RunSample]) -> list[SampleScores]:
-        """Every pair's scores in the pairs' order: the rest scored here, then the early shares collected."""
-        from goldset.evaluation.scoring import check_run_fits_matcher, score_items, score_run
-
-        if not self.started:  # nothing was handed on (a gzip run file): score as usual, in several processes
-            return score_run(pairs, samples, self.settings, workers=self.workers)
-        check_run_fits_matcher(samples.values(), self.settings)
-        rest = score_items(self.settings, [(p, samples.get(p.id)) for p in pairs if p.id not in self.started])
-        by_id = {s.pair_id: s for s in (*rest, *self.forks.collect())}
-        return [by_id[p.id] for p in pairs]
 
 
 def _from_target(
@@ -236,8 +188,6 @@ def evaluate(
     from goldset.evaluation import datasets
     from goldset.evaluation.compare import check_comparable
     from goldset.evaluation.gate import Thresholds, check_gate, load_thresholds
-    from goldset.evaluation.parallel import MIN_PER_WORKER
-    from goldset.evaluation.parallel import available as parallel_available
     from goldset.evaluation.run_files import missing_sample, paused_gc
     from goldset.evaluation.runs import SampleStore, git_revision, make_run_id, write_run
     from goldset.evaluation.sampling import stratified_sample
@@ -317,14 +267,10 @@ def evaluate(
     # Samples are compressed for the run folder as they come, while the rest of the work goes on (SampleStore).
     folder = Path(out_dir) if out_dir is not None else runs_dir / "(run id)"
     store = SampleStore(folder.parent)
-    workers = settings.workers()
-    early: _EarlyScoring | None = None
-    if run_file is not None and workers > 1 and len(pairs) >= 2 * MIN_PER_WORKER and parallel_available():
-        early = _EarlyScoring(pairs, settings, min(workers, len(pairs) // MIN_PER_WORKER))
     try:
         if run_file is not None:
             with paused_gc():
-                run = _from_file(Path(run_file), data, pairs, fingerprint, store, early)
+                run = _from_file(Path(run_file), data, pairs, fingerprint, store)
         elif target is not None:
             run = _from_target(target, data, pairs, settings, kb=kb, ws=ws, progress=progress)
         else:
@@ -353,18 +299,13 @@ def evaluate(
         meta = meta.model_copy(update={"run_id": run_id, "target": run.target, "created_at": utcnow()})
         # Pairs without a sample are scored as missing (failed, worst values) by score_run, never dropped.
         with paused_gc():
-            if early is not None:
-                scores = early.finish(pairs, samples)
-            else:
-                scores = score_run(pairs, samples, settings, workers=workers)
+            scores = score_run(pairs, samples, settings)
             summary = summarize(run_id, scores, samples, settings)
         summary.notes = list(notes)
         folder = folder.parent / run_id if out_dir is None else folder
         write_run(folder, meta, store, scores, summary)
     finally:
         store.close()
-        if early is not None:
-            early.forks.close()
 
     gate = check_gate(summary, gate_spec, baseline.summary if baseline else None) if gate_spec else None
     return EvalResult(

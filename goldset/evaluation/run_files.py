@@ -18,7 +18,7 @@ import gc
 import gzip
 import io
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -175,8 +175,6 @@ def read_run_file(
     fingerprint: str | None = None,
     questions: dict[str, str] | None = None,
     keep: Callable[[str, bytes], None] | None = None,
-    on_share: Callable[[list[RunSample]], None] | None = None,
-    share_at: Sequence[float] = (),
 ) -> RunFile:
     """Read a run file (JSONL of RunSample, or its gzip) and check it belongs to ``dataset``.
 
@@ -187,10 +185,6 @@ def read_run_file(
     ``questions`` (pair id → question): the pairs evaluated. Their samples get their question filled in when they
     lack it, and ``keep(pair_id, line)`` receives each one's JSON line as it is read (the raw line, with the
     question added when it was missing), so the run folder can store it without serialising it again.
-
-    ``on_share(samples)`` is called with the evaluated samples read so far (not yet handed on) each time the share
-    of a plain (not gzip) file read passes one of ``share_at`` (fractions, ascending): the caller can start scoring
-    them while the rest is read. A file with an error raises all the same; what was handed on is then to be dropped.
     """
     path = Path(path)
     if not path.is_file():
@@ -200,12 +194,7 @@ def read_run_file(
     first_line: dict[str, int] = {}
     notes: list[str] = []
     no_contexts = 0
-    size = path.stat().st_size
-    marks = [int(size * f) for f in share_at] if on_share and path.suffix != ".gz" else []
-    done_bytes = 0
-    pending: list[RunSample] = []
     for lineno, raw, sample in iter_samples(path):
-        done_bytes += len(raw)
         pid = sample.pair_id
         if pid in samples:
             raise RecordError(
@@ -224,12 +213,6 @@ def read_run_file(
                 line = with_question(raw, questions[pid]) if absent else sample.model_dump_json().encode("utf-8")
             if keep is not None:
                 keep(pid, line)
-            if marks:
-                pending.append(sample)
-        if marks and done_bytes >= marks[0] and on_share is not None:
-            marks.pop(0)
-            on_share(pending)
-            pending = []
     if not samples:
         raise InputError(f"{path}: the run file holds no samples; write one JSON line per question")
 

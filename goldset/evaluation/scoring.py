@@ -167,21 +167,13 @@ def check_run_fits_matcher(samples: Iterable[RunSample], settings: EvalSettings)
         )
 
 
-def score_run(
-    pairs: list[QAPair], samples: Mapping[str, RunSample], settings: EvalSettings, *, workers: int = 1
-) -> list[SampleScores]:
+def score_run(pairs: list[QAPair], samples: Mapping[str, RunSample], settings: EvalSettings) -> list[SampleScores]:
     """One :class:`SampleScores` per pair, in the pairs' order; pairs without a sample are failed, not dropped.
 
-    ``workers`` > 1 scores a large run in that many processes (:mod:`goldset.evaluation.parallel`; the scores are
-    the same). Raises :class:`ConfigError` when the matcher cannot work on this run (:func:`check_run_fits_matcher`).
+    Raises :class:`ConfigError` when the matcher cannot work on this run (:func:`check_run_fits_matcher`).
     """
     check_run_fits_matcher(samples.values(), settings)
-    items = [(pair, samples.get(pair.id)) for pair in pairs]
-    if workers > 1:
-        from goldset.evaluation.parallel import map_forked
-
-        return map_forked(partial(score_items, settings), items, workers)
-    return score_items(settings, items)
+    return score_items(settings, [(pair, samples.get(pair.id)) for pair in pairs])
 
 
 def score_items(settings: EvalSettings, items: Sequence[tuple[QAPair, RunSample | None]]) -> list[SampleScores]:

@@ -99,13 +99,13 @@ class SystemEndpointSettings(_Section):
 
 #: The settings of the section that decide how a system is run, not how its answers are scored: two runs that
 #: differ only in these are comparable.
-RUNNING_KEYS = frozenset({"endpoint", "runs_dir", "concurrency", "timeout_s", "score_workers"})
+RUNNING_KEYS = frozenset({"endpoint", "runs_dir", "concurrency", "timeout_s"})
 
 
 class EvalSettings(_Section):
-    """The ``eval`` section: how a system is run (``endpoint``, ``runs_dir``, ``concurrency``, ``timeout_s``,
-    ``score_workers``) and how its answers are scored (the rest). See :mod:`goldset.evaluation.matcher` for how
-    ``matcher`` decides relevance.
+    """The ``eval`` section: how a system is run (``endpoint``, ``runs_dir``, ``concurrency``, ``timeout_s``) and
+    how its answers are scored (the rest). See :mod:`goldset.evaluation.matcher` for how ``matcher`` decides
+    relevance.
     """
 
     # -- running a system
@@ -116,13 +116,6 @@ class EvalSettings(_Section):
     concurrency: int = Field(8, ge=1, le=256, description="Questions in flight at once.")
     timeout_s: float = Field(60.0, gt=0, description="Seconds per question before it is a failed sample.")
     # -- scoring on several cores (changes how fast, never what is scored)
-    score_workers: int = Field(
-        0,
-        ge=0,
-        le=64,
-        description="Processes that score a large run (Linux; 1000 questions each at least): 0 = one per CPU "
-        "core available, at most 4; 1 = this process only.",
-    )
     # -- scoring
     ks: list[int] = Field(default_factory=lambda: [1, 3, 5, 10], description="Cut-offs of the @k metrics.")
     matcher: Literal["auto", "text", "chunk_id", "doc_id"] = Field(
@@ -192,12 +185,3 @@ class EvalSettings(_Section):
         """The settings that change scores, as stored in a run (``RunMeta.metric_config``): runs whose scoring
         settings differ cannot be compared."""
         return self.model_dump(mode="json", exclude=set(RUNNING_KEYS))
-
-    def workers(self) -> int:
-        """Processes to score with: ``score_workers``, or the CPU cores this process may use (at most 4)."""
-        if self.score_workers:
-            return self.score_workers
-        import os
-
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-        return max(1, min(cores, 4))

@@ -7,6 +7,8 @@ Each pair check is a small pure function usable on its own, e.g.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from goldset._lazy import lazy_exports
 
 # Lazy, so importing one check module does not load the pipeline (and the LLM layer) with it.
@@ -17,3 +19,9 @@ _EXPORTS = {
 }
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+
+if TYPE_CHECKING:  # the same names, for type checkers (a test holds the two lists equal)
+    from goldset.filters.pipeline import run_filters
+    from goldset.filters.report import FilterReport
+    from goldset.filters.settings import FilterSettings

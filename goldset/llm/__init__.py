@@ -12,47 +12,56 @@ Typical use::
             else: ...          # result.error says why (redacted); the run goes on
             llm.stats          # CallStats: calls, HTTP requests, retries, repairs, cache hits, tokens, cost
 
-Nothing here imports openai at module level (it is imported on first use), so importing this package is cheap.
+Names load lazily and nothing imports openai at module level (it is imported on first use): importing this
+package is cheap.
 """
 
 from __future__ import annotations
 
-from goldset.llm.client import CallResult, LLMClient
-from goldset.llm.endpoints import (
-    PLACEHOLDER_KEY,
-    Endpoint,
-    endpoint_configured,
-    load_llm_settings,
-    resolve_endpoint,
-)
-from goldset.llm.journal import CallJournal, JournalEntry, call_key
-from goldset.llm.ratelimit import RateLimiter, TokenBucket
-from goldset.llm.settings import EndpointSettings, LLMSettings, ModelPrice
-from goldset.llm.stats import CallStats
-from goldset.llm.structured import ReplyError, extract_json, parse_reply
-from goldset.llm.usage import Usage, cost_usd, estimate_tokens
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "PLACEHOLDER_KEY",
-    "CallJournal",
-    "CallResult",
-    "CallStats",
-    "Endpoint",
-    "EndpointSettings",
-    "JournalEntry",
-    "LLMClient",
-    "LLMSettings",
-    "ModelPrice",
-    "RateLimiter",
-    "ReplyError",
-    "TokenBucket",
-    "Usage",
-    "call_key",
-    "cost_usd",
-    "endpoint_configured",
-    "estimate_tokens",
-    "extract_json",
-    "load_llm_settings",
-    "parse_reply",
-    "resolve_endpoint",
-]
+from goldset._lazy import lazy_exports
+
+_EXPORTS = {
+    "CallResult": "goldset.llm.client",
+    "LLMClient": "goldset.llm.client",
+    "PLACEHOLDER_KEY": "goldset.llm.endpoints",
+    "Endpoint": "goldset.llm.endpoints",
+    "endpoint_configured": "goldset.llm.endpoints",
+    "load_llm_settings": "goldset.llm.endpoints",
+    "resolve_endpoint": "goldset.llm.endpoints",
+    "CallJournal": "goldset.llm.journal",
+    "JournalEntry": "goldset.llm.journal",
+    "call_key": "goldset.llm.journal",
+    "RateLimiter": "goldset.llm.ratelimit",
+    "TokenBucket": "goldset.llm.ratelimit",
+    "EndpointSettings": "goldset.llm.settings",
+    "LLMSettings": "goldset.llm.settings",
+    "ModelPrice": "goldset.llm.settings",
+    "CallStats": "goldset.llm.stats",
+    "ReplyError": "goldset.llm.structured",
+    "extract_json": "goldset.llm.structured",
+    "parse_reply": "goldset.llm.structured",
+    "Usage": "goldset.llm.usage",
+    "cost_usd": "goldset.llm.usage",
+    "estimate_tokens": "goldset.llm.usage",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+
+if TYPE_CHECKING:  # the same names, for type checkers (a test holds the two lists equal)
+    from goldset.llm.client import CallResult, LLMClient
+    from goldset.llm.endpoints import (
+        PLACEHOLDER_KEY,
+        Endpoint,
+        endpoint_configured,
+        load_llm_settings,
+        resolve_endpoint,
+    )
+    from goldset.llm.journal import CallJournal, JournalEntry, call_key
+    from goldset.llm.ratelimit import RateLimiter, TokenBucket
+    from goldset.llm.settings import EndpointSettings, LLMSettings, ModelPrice
+    from goldset.llm.stats import CallStats
+    from goldset.llm.structured import ReplyError, extract_json, parse_reply
+    from goldset.llm.usage import Usage, cost_usd, estimate_tokens

@@ -17,6 +17,8 @@ Names are imported lazily, so ``import goldset.review`` costs nothing.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from goldset._lazy import lazy_exports
 
 _EXPORTS = {
@@ -40,3 +42,13 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+
+if TYPE_CHECKING:  # the same names, for type checkers (a test holds the two lists equal)
+    from goldset.review.apply import ApplyReport
+    from goldset.review.decisions import cohen_kappa, fleiss_kappa
+    from goldset.review.estimate import wilson
+    from goldset.review.offline import ExportReport, export, import_results
+    from goldset.review.project import PushReport, StatusReport, pull, push, status
+    from goldset.review.sampling import SampleReport, sample
+    from goldset.review.settings import ReviewSettings

@@ -13,6 +13,8 @@ Names resolve lazily (``import goldset.versioning`` imports neither dvc nor pand
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from goldset._lazy import lazy_exports
 
 _EXPORTS = {
@@ -26,3 +28,9 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+
+if TYPE_CHECKING:  # the same names, for type checkers (a test holds the two lists equal)
+    from goldset.versioning.changelog import diff_datasets
+    from goldset.versioning.load import load_dataset, resolve_dataset_version, versions
+    from goldset.versioning.settings import VersioningSettings
