@@ -94,7 +94,7 @@ def bench_refresh(tmp: Path) -> dict:
         ingest(docs, ws)
         first = generate(ws)
         run_filters(ws)
-        full_v1 = {"generation": first.calls, "judge": fake.calls - first.calls}
+        full_v1 = {"generation": first.llm.calls, "judge": fake.calls - first.llm.calls}
         pairs = read_jsonl(ws.pairs_path, QAPair)
         write_jsonl(ws.pairs_path, [p.model_copy(update={"status": PairStatus.accepted}) if p.evidence else p
                                     for p in pairs])  # fmt: skip
