@@ -88,21 +88,12 @@ def iter_jsonl_numbered(path: Path, model: type[M]) -> Iterator[tuple[int, M]]:
         for lineno, raw in enumerate(fh, start=1):
             if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):
                 raw = raw[3:]
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                detail = f"not UTF-8 text (byte {exc.start + 1} of the line); re-save the file as UTF-8"
-                raise RecordError(str(path), lineno, detail) from None
-            if not line.strip():
+            if not raw.strip():
                 continue
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise RecordError(str(path), lineno, f"not valid JSON ({exc.msg}); fix or remove the line") from None
-            try:
-                record = model.model_validate(data)
+            try:  # pydantic's own JSON parser: one pass over the bytes, ~2x faster than json.loads + validate
+                record = model.model_validate_json(raw)
             except ValidationError as exc:
-                raise RecordError(str(path), lineno, _one_line(exc, model.__name__)) from None
+                raise _line_error(path, lineno, raw, exc, model.__name__) from None
             rid = getattr(record, "id", None)
             if isinstance(rid, str):
                 first = seen.setdefault(rid, lineno)
@@ -111,6 +102,21 @@ def iter_jsonl_numbered(path: Path, model: type[M]) -> Iterator[tuple[int, M]]:
                         str(path), lineno, f"duplicate id {rid!r} (also on line {first}); give each record its own id"
                     )
             yield lineno, record
+
+
+def _line_error(path: Path, lineno: int, raw: bytes, exc: Exception, model_name: str) -> RecordError:
+    """What is wrong with a line pydantic refused, said the way a person fixes it: not UTF-8, not JSON, or not the
+    record (the slow path runs only for the one bad line)."""
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        detail = f"not UTF-8 text (byte {err.start + 1} of the line); re-save the file as UTF-8"
+        return RecordError(str(path), lineno, detail)
+    try:
+        json.loads(line)
+    except json.JSONDecodeError as err:
+        return RecordError(str(path), lineno, f"not valid JSON ({err.msg}); fix or remove the line")
+    return RecordError(str(path), lineno, invalid_record(exc, model_name))
 
 
 def iter_jsonl(path: Path, model: type[M]) -> Iterator[M]:
@@ -134,22 +140,27 @@ def read_json(path: Path, model: type[M]) -> M:
     try:
         return model.model_validate_json(raw)
     except ValidationError as exc:
-        raise RecordError(str(path), None, _one_line(exc, model.__name__)) from None
+        raise RecordError(str(path), None, invalid_record(exc, model.__name__)) from None
 
 
 def write_json(path: Path, record: BaseModel) -> None:
     atomic_write_text(path, record.model_dump_json(indent=2) + "\n")
 
 
-def _one_line(exc: Exception, model_name: str) -> str:
-    """A pydantic ValidationError as one line: 'invalid QAPair: answer: must not be empty; ...'."""
+def describe_validation_error(exc: Exception, limit: int = 3) -> str:
+    """A pydantic ValidationError as one line: ``field.path: message; …`` for the first ``limit`` errors."""
     errors = getattr(exc, "errors", None)
     if not callable(errors):
-        return f"invalid {model_name}: {exc}"
-    parts = []
-    for err in errors()[:3]:
-        loc = ".".join(str(p) for p in err.get("loc", ())) or "(record)"
-        parts.append(f"{loc}: {err.get('msg', 'invalid')}")
-    more = len(errors()) - 3
-    suffix = f" (+{more} more)" if more > 0 else ""
-    return f"invalid {model_name}: " + "; ".join(parts) + suffix
+        return str(exc)
+    found = errors()
+    parts = [
+        f"{'.'.join(str(p) for p in e.get('loc', ())) or '(record)'}: {e.get('msg', 'invalid')}" for e in found[:limit]
+    ]
+    if len(found) > limit:
+        parts.append(f"and {len(found) - limit} more")
+    return "; ".join(parts)
+
+
+def invalid_record(exc: Exception, model_name: str) -> str:
+    """'invalid QAPair: answer: must not be empty; …': the wording every records file uses for a bad record."""
+    return f"invalid {model_name}: {describe_validation_error(exc)}"

@@ -85,7 +85,7 @@ def _line_error(path: Path, lineno: int, raw: bytes) -> RecordError:
     """The error of a line pydantic refused, worded as goldset.io words it (encoding, then JSON, then schema)."""
     from pydantic import ValidationError
 
-    from goldset.io import _one_line  # the wording every records file uses
+    from goldset.io import invalid_record  # the wording every records file uses
 
     try:
         text = raw.decode("utf-8")
@@ -99,7 +99,7 @@ def _line_error(path: Path, lineno: int, raw: bytes) -> RecordError:
     try:
         RunSample.model_validate(data)
     except ValidationError as exc:
-        return RecordError(str(path), lineno, _one_line(exc, "RunSample"))
+        return RecordError(str(path), lineno, invalid_record(exc, "RunSample"))
     return RecordError(str(path), lineno, "not a valid RunSample")  # pydantic's JSON parser refused what json took
 
 

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from goldset.hashing import canonical_json
+from goldset.io import describe_validation_error
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -144,22 +145,10 @@ def extract_json(text: str) -> Any:
         raise ReplyError(f"the reply is not valid JSON: {what} at character {exc.pos}{hint}") from None
 
 
-def describe_validation_error(exc: ValidationError, limit: int = 5) -> str:
-    """One line: ``field.path: message; …`` for the first few errors."""
-    parts = []
-    for err in exc.errors()[:limit]:
-        loc = ".".join(str(p) for p in err.get("loc", ())) or "(root)"
-        parts.append(f"{loc}: {err.get('msg')}")
-    more = exc.error_count() - limit
-    if more > 0:
-        parts.append(f"and {more} more")
-    return "; ".join(parts)
-
-
 def parse_reply(text: str, schema: type[T]) -> T:
     """Extract and validate; raises :class:`ReplyError` with a one-line reason."""
     value = extract_json(text)
     try:
         return schema.model_validate(value)
     except ValidationError as exc:
-        raise ReplyError(f"the reply does not match the schema: {describe_validation_error(exc)}") from None
+        raise ReplyError(f"the reply does not match the schema: {describe_validation_error(exc, limit=5)}") from None
