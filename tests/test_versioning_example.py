@@ -3,6 +3,7 @@ makes one (`git clone --no-tags`, an empty DVC cache, offline), and its dataset 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -66,3 +67,15 @@ def test_the_bm25_baseline_scores_against_the_released_corpus(ci_clone: Path, tm
     folder = resolve_dataset_version(VERSION, repo=ci_clone)
     result = evaluate(folder, target="bm25", out_dir=tmp_path / "run")
     assert result.summary.n_samples >= 16 and 0 < result.summary.overall["recall@5"] <= 1
+
+
+def test_eval_dataset_by_version_name_on_the_clone(ci_clone: Path, tmp_path: Path) -> None:
+    """`goldset eval --dataset v0.1.0 --baseline bm25`, as the README promises on a fresh clone."""
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "GOLDSET_CACHE_DIR": str(tmp_path / "cli")}
+    out = tmp_path / "run"
+    cmd = [sys.executable, "-m", "goldset", "eval", "--dataset", VERSION, "--baseline", "bm25", "--out", str(out)]
+    res = subprocess.run(cmd, cwd=ci_clone, env=env, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert "recall@5" in res.stdout and "only the" not in res.stderr, "the release's own corpus is searched"
+    meta = (out / "meta.json").read_text(encoding="utf-8")
+    assert json.loads(meta)["dataset_version"] == VERSION
