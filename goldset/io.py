@@ -93,7 +93,7 @@ def iter_jsonl_numbered(path: Path, model: type[M]) -> Iterator[tuple[int, M]]:
             try:  # pydantic's own JSON parser: one pass over the bytes, ~2x faster than json.loads + validate
                 record = model.model_validate_json(raw)
             except ValidationError as exc:
-                raise _line_error(path, lineno, raw, exc, model.__name__) from None
+                raise line_error(path, lineno, raw, exc, model.__name__) from None
             rid = getattr(record, "id", None)
             if isinstance(rid, str):
                 first = seen.setdefault(rid, lineno)
@@ -104,7 +104,7 @@ def iter_jsonl_numbered(path: Path, model: type[M]) -> Iterator[tuple[int, M]]:
             yield lineno, record
 
 
-def _line_error(path: Path, lineno: int, raw: bytes, exc: Exception, model_name: str) -> RecordError:
+def line_error(path: Path, lineno: int, raw: bytes, exc: Exception, model_name: str) -> RecordError:
     """What is wrong with a line pydantic refused, said the way a person fixes it: not UTF-8, not JSON, or not the
     record (the slow path runs only for the one bad line)."""
     try:

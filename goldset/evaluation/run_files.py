@@ -81,40 +81,20 @@ def open_lines(path: Path) -> Iterator[tuple[int, bytes]]:
             raise InputError(f"{path}: cannot be read as gzip ({exc}); write the run file again") from None
 
 
-def _line_error(path: Path, lineno: int, raw: bytes) -> RecordError:
-    """The error of a line pydantic refused, worded as goldset.io words it (encoding, then JSON, then schema)."""
-    from pydantic import ValidationError
-
-    from goldset.io import invalid_record  # the wording every records file uses
-
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        detail = f"not UTF-8 text (byte {exc.start + 1} of the line); re-save the file as UTF-8"
-        return RecordError(str(path), lineno, detail)
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        return RecordError(str(path), lineno, f"not valid JSON ({exc.msg}); fix or remove the line")
-    try:
-        RunSample.model_validate(data)
-    except ValidationError as exc:
-        return RecordError(str(path), lineno, invalid_record(exc, "RunSample"))
-    return RecordError(str(path), lineno, "not a valid RunSample")  # pydantic's JSON parser refused what json took
-
-
 def iter_samples(path: Path) -> Iterator[tuple[int, bytes, RunSample]]:
     """(line number, raw line, sample) of every line of a run file; the first bad line (or blank retrieved text)
     raises a file:line :class:`RecordError`. Identical context texts come back as one shared string (module
     docstring)."""
     from pydantic import ValidationError
 
+    from goldset.io import line_error  # the wording every records file uses
+
     texts: dict[str, str] = {}
     for lineno, raw in open_lines(path):
         try:
             sample = RunSample.model_validate_json(raw)
-        except ValidationError:
-            raise _line_error(path, lineno, raw) from None
+        except ValidationError as exc:
+            raise line_error(path, lineno, raw, exc, "RunSample") from None
         for i, ctx in enumerate(sample.contexts):
             text = texts.get(ctx.text)
             if text is None:
