@@ -10,13 +10,15 @@ from pydantic import ValidationError
 
 from goldset.config import load_settings
 from goldset.errors import ConfigError
+from goldset.generation.keypoints import key_points
 from goldset.generation.partners import PartnerFinder
-from goldset.generation.planning import build_plans, plan_types
-from goldset.generation.reply import GeneratedEvidence, GeneratedPair, GeneratedPairs
+from goldset.generation.planning import LATER_TYPES, build_plans, plan_types
+from goldset.generation.reply import BASE_TYPES, GeneratedEvidence, GeneratedPair, GeneratedPairs, reply_model
 from goldset.generation.selection import select_chunks
 from goldset.generation.settings import DEFAULT_TYPE_WEIGHTS, GenerateSettings
 from goldset.generation.sink import CandidateSink
 from goldset.generation.validation import CHECK_NAME, quote_in_text, validate_reply
+from goldset.llm.structured import schema_json
 from goldset.prompts import load_prompt
 from goldset.schema import Chunk, PairStatus, QuestionType, pair_id
 from goldset.text import detect_language
@@ -31,11 +33,32 @@ def test_type_draw_is_deterministic_sized_and_follows_the_weights() -> None:
     assert first == plan_types("chunk-1", weights, 3, seed=0)
     assert len(first) == 3
     draws = Counter(t for i in range(3000) for t in plan_types(f"c{i}", weights, 3, seed=0))
-    total = sum(draws.values())
-    for name, weight in weights.items():
-        assert abs(draws[QuestionType(name)] / total - weight) < 0.03, (name, draws)
+    total, weight_total = sum(draws.values()), sum(weights.values())
+    for name, weight in weights.items():  # relative weights: each type's share is its weight over the total
+        assert abs(draws[QuestionType(name)] / total - weight / weight_total) < 0.03, (name, draws)
     # another seed gives another (but equally stable) draw for at least some chunks
     assert any(plan_types(f"c{i}", weights, 3, seed=1) != plan_types(f"c{i}", weights, 3, seed=0) for i in range(20))
+
+
+def test_later_types_change_only_the_draws_of_the_chunks_that_get_them() -> None:
+    """ambiguous and open_ended came after the first six types: a chunk that draws neither is asked exactly what
+    the six types' weights alone gave it (so its call stays a journal hit); only the chunks that draw one change."""
+    six = {t: w for t, w in DEFAULT_TYPE_WEIGHTS.items() if t in BASE_TYPES}
+    assert set(six) == set(BASE_TYPES) and {QuestionType(t) for t in DEFAULT_TYPE_WEIGHTS} == set(QuestionType)
+    later = {t.value for t in LATER_TYPES}
+    changed = 0
+    for i in range(2000):
+        now, before = plan_types(f"c{i}", DEFAULT_TYPE_WEIGHTS, 3, seed=0), plan_types(f"c{i}", six, 3, seed=0)
+        if later & {t.value for t in now}:
+            changed += now != before
+        else:
+            assert now == before, (i, now, before)
+    # 0.10 of 1.10 of the weight per draw: 1 - (1 - 1/11) ** 3 = 25% of the chunks draw a later type
+    assert 0.21 < changed / 2000 < 0.29, changed
+    # the later types alone, and a later type with an old one, are drawn too
+    assert set(plan_types("c1", {"ambiguous": 1.0}, 4, seed=0)) == {QuestionType.ambiguous}
+    mixed = {t for i in range(50) for t in plan_types(f"c{i}", {"open_ended": 1.0, "factual": 1.0}, 2, seed=0)}
+    assert mixed == {QuestionType.open_ended, QuestionType.factual}
 
 
 def test_zero_weight_types_are_never_drawn() -> None:
@@ -129,6 +152,69 @@ def test_plans_fall_back_from_multi_hop_without_a_partner_and_use_the_multi_hop_
     assert [c[0] for c in chunks] == ["a1", "a2"] and types == ["multi_hop", "multi_hop"]
 
 
+def test_ambiguous_and_open_ended_draws_get_a_partner_but_keep_their_type_without_one() -> None:
+    lone = make_chunk("a1", EN_TEXT)
+    other = make_chunk("a2", EN_TEXT + " Also enums.", position=1)
+    for qtype in ("ambiguous", "open_ended"):
+        settings = GenerateSettings(types={qtype: 1.0}, pairs_per_chunk=2)
+        [plan] = build_plans([lone], [lone, other], settings, None)
+        assert plan.partner is not None and plan.partner.id == "a2" and plan.prompt.id == "generate_multi_hop"
+        assert plan.types == (QuestionType(qtype),) * 2
+        [plan] = build_plans([lone], [lone], settings, None)
+        assert plan.partner is None and plan.prompt.id == "generate" and plan.types == (QuestionType(qtype),) * 2
+
+
+def test_the_reply_schema_lists_a_later_type_only_in_the_calls_that_ask_for_it() -> None:
+    """The schema is part of every call's journal key: adding types to goldset must not change it for calls that
+    do not ask for them."""
+
+    def enum(model: type[GeneratedPairs]) -> list[str]:
+        return schema_json(model)["$defs"]["GeneratedPair"]["properties"]["question_type"]["enum"]
+
+    assert enum(GeneratedPairs) == list(BASE_TYPES)
+    assert reply_model([QuestionType.factual, QuestionType.multi_hop]) is GeneratedPairs
+    model = reply_model([QuestionType.factual, QuestionType.open_ended])
+    assert enum(model) == [*BASE_TYPES, "open_ended"] and model is reply_model(["open_ended"])
+    assert enum(reply_model(["open_ended", "ambiguous"])) == [*BASE_TYPES, "ambiguous", "open_ended"]
+    chunk = make_chunk("a1", EN_TEXT)
+    assert plan_for(chunk, (QuestionType.factual,)).reply_model is GeneratedPairs
+    assert "ambiguous" in enum(plan_for(chunk, (QuestionType.ambiguous,)).reply_model)
+    # the same validation: a reply of the extended model is a GeneratedPairs
+    reply = model.model_validate({"pairs": [{"question": "q", "answer": "a", "question_type": "open_ended"}]})
+    assert isinstance(reply, GeneratedPairs) and reply.pairs[0].question_type == "open_ended"
+
+
+@pytest.mark.parametrize("prompt_id", ["generate", "generate_multi_hop"])
+def test_a_workspace_prompt_that_predates_a_weighted_later_type_is_refused(tmp_path: Path, prompt_id: str) -> None:
+    default = load_prompt(prompt_id).path.read_text(encoding="utf-8")
+    old = "\n".join(line for line in default.splitlines() if "ambiguous" not in line) + "\n"
+    (tmp_path / f"{prompt_id}.md").write_text(old, encoding="utf-8")
+    a, b = make_chunk("a1", EN_TEXT), make_chunk("a2", EN_TEXT + " Also enums.", position=1)
+    with pytest.raises(ConfigError, match=rf"{prompt_id}\.md: .*'ambiguous'.*generate\.types\.ambiguous: 0"):
+        build_plans([a], [a, b], GenerateSettings(types={"ambiguous": 1.0}), tmp_path)
+    # without a weight for it the old prompt is fine
+    [plan] = build_plans([a], [a, b], GenerateSettings(types={"factual": 1.0, "open_ended": 0.0}), tmp_path)
+    assert plan.types == (QuestionType.factual,) * 3
+
+
+@pytest.mark.parametrize(
+    ("answer", "points"),
+    [
+        ("- Validate the input.\n- Set timeouts.", ["Validate the input.", "Set timeouts."]),
+        ("Consider:\n1. the status code\n2) a detail message\n* headers", ["the status code", "a detail message",
+                                                                          "headers"]),
+        ("需要考虑：\n1、校验输入\n2、设置超时", ["校验输入", "设置超时"]),
+        ("Key points: (1) validate input; (2) set timeouts.", ["validate input", "set timeouts."]),
+        ("需要考虑：（1）校验输入；（2）设置超时。", ["校验输入", "设置超时。"]),
+        ("- Only one point.", []),
+        ("Use Python 3.8 or later; version 2) is old.", []),
+        ("Validate the input and set timeouts.", []),
+    ],
+)
+def test_key_points_are_the_items_of_the_answers_list(answer: str, points: list[str]) -> None:
+    assert key_points(answer) == points
+
+
 # -------------------------------------------------------------------------------------------------- prompts
 
 
@@ -146,6 +232,31 @@ def test_prompt_carries_chunk_language_and_types_and_chinese_chunks_ask_for_chin
     outcome = validate_reply(reply, plan, PROV)
     assert outcome.pairs and all(p.status is PairStatus.candidate for p in outcome.pairs), outcome
     assert {p.language for p in outcome.pairs} == {"zh"}
+
+
+@pytest.mark.parametrize("text", [EN_TEXT, ZH_TEXT], ids=["en", "zh"])
+@pytest.mark.parametrize("with_partner", [True, False], ids=["partner", "one-chunk"])
+def test_prompts_describe_the_new_types_and_the_fake_model_answers_them(text: str, with_partner: bool) -> None:
+    chunk = make_chunk("c1", text, "c.md")
+    kb = [chunk, make_chunk("c2", text + (" 路径参数还可以声明为枚举。" if chunk.language == "zh" else " Enums too."),
+                            "c.md", position=1)] if with_partner else [chunk]  # fmt: skip
+    settings = GenerateSettings(types={"ambiguous": 1.0, "open_ended": 1.0}, pairs_per_chunk=4, seed=3)
+    [plan] = build_plans([chunk], kb, settings, None)
+    system = plan.messages()[0]["content"]
+    for qtype in LATER_TYPES:  # instructions and an example of each
+        assert f"- {qtype.value}: " in system and f'"question_type": "{qtype.value}"' in system
+    assert "depends on whether" in system and "如何设计" in system
+    reply = GeneratedPairs.model_validate(qa_responder({"messages": plan.messages()}))
+    assert {p.question_type for p in reply.pairs} == {"ambiguous", "open_ended"}
+    outcome = validate_reply(reply, plan, PROV)
+    assert outcome.pairs and all(p.status is PairStatus.candidate for p in outcome.pairs), outcome
+    assert {p.language for p in outcome.pairs} == {chunk.language}
+    for p in outcome.pairs:
+        assert len({(e.chunk_id, e.quote) for e in p.evidence}) >= 2
+        if p.question_type is QuestionType.ambiguous and with_partner:
+            assert p.chunk_ids == ["c1", "c2"]
+        if p.question_type is QuestionType.open_ended:
+            assert len(key_points(p.answer)) >= 2
 
 
 def test_configured_language_overrides_the_chunk_language() -> None:
@@ -248,6 +359,70 @@ def test_multi_hop_needs_evidence_from_both_chunks_and_unanswerable_needs_none()
     un = by_q[unanswerable.question]
     assert un.status is PairStatus.candidate and un.evidence == []
     assert un.id == pair_id(["a1"], "unanswerable", unanswerable.question)
+
+
+def test_ambiguous_quotes_each_reading_and_both_chunks_when_two_were_shown() -> None:
+    a = make_chunk("a1", EN_TEXT)
+    b = make_chunk("b1", "A body field gets a default in its Pydantic model. Query parameters are optional.", "b.md")
+    good = GeneratedPair(
+        question="How do I declare the type of a parameter?",
+        answer="It depends on whether you mean a path parameter (a type annotation) or a body field (its model).",
+        question_type="ambiguous",
+        evidence=[
+            GeneratedEvidence(chunk_id="a1", quote="declare the type of a path parameter"),
+            GeneratedEvidence(chunk_id="b1", quote="A body field gets a default in its Pydantic model."),
+        ],
+    )
+    one_quote = good.model_copy(update={"question": "One reading quoted?", "evidence": good.evidence[:1]})
+    same_quote = good.model_copy(update={"question": "Same quote twice?", "evidence": [good.evidence[0]] * 2})
+    one_chunk = good.model_copy(
+        update={
+            "question": "One chunk of two?",
+            "evidence": [good.evidence[0], GeneratedEvidence(chunk_id="a1", quote="Path parameters are declared")],
+        }
+    )
+    by_q = {p.question: p for p in validate_reply(
+        _reply(good, one_quote, same_quote, one_chunk), plan_for(a, (QuestionType.ambiguous,) * 4, partner=b), PROV
+    ).pairs}  # fmt: skip
+    assert by_q[good.question].status is PairStatus.candidate, by_q[good.question].checks[CHECK_NAME].reason
+    for q in ("One reading quoted?", "Same quote twice?"):
+        assert by_q[q].status is PairStatus.rejected and "each reading" in by_q[q].checks[CHECK_NAME].reason
+    assert "both chunks" in by_q["One chunk of two?"].checks[CHECK_NAME].reason
+    # shown one chunk, two quotes of it are enough
+    alone = validate_reply(_reply(one_chunk), plan_for(a, (QuestionType.ambiguous,)), PROV).pairs[0]
+    assert alone.status is PairStatus.candidate, alone.checks[CHECK_NAME].reason
+
+
+def test_open_ended_lists_key_points_backed_by_quotes() -> None:
+    a = make_chunk("a1", EN_TEXT)
+    quotes = [
+        GeneratedEvidence(chunk_id="a1", quote="Path parameters are declared with the same syntax"),
+        GeneratedEvidence(chunk_id="a1", quote="declare the type of a path parameter"),
+    ]
+    good = GeneratedPair(
+        question="What should one consider when designing path parameters?",
+        answer="- Write them like Python format strings.\n- Annotate their types so values are converted.",
+        question_type="open_ended",
+        evidence=quotes,
+    )
+    prose = good.model_copy(update={"question": "Prose?", "answer": "Write them as format strings, with types."})
+    one_quote = good.model_copy(update={"question": "One quote?", "evidence": quotes[:1]})
+    zh = GeneratedPair(
+        question="设计路径参数时需要考虑哪些方面？",
+        answer="1、按 Python 格式字符串的写法声明。\n2、用类型注解声明类型。",
+        question_type="open_ended",
+        evidence=[GeneratedEvidence(chunk_id="z1", quote="路径参数使用与 Python 格式字符串相同的语法声明。"),
+                  GeneratedEvidence(chunk_id="z1", quote="可以使用标准的类型注解声明路径参数的类型。")],
+    )  # fmt: skip
+    by_q = {p.question: p for p in validate_reply(
+        _reply(good, prose, one_quote), plan_for(a, (QuestionType.open_ended,) * 3), PROV
+    ).pairs}  # fmt: skip
+    assert by_q[good.question].status is PairStatus.candidate, by_q[good.question].checks[CHECK_NAME].reason
+    assert "key points" in by_q["Prose?"].checks[CHECK_NAME].reason
+    assert "at least 2 different quotes" in by_q["One quote?"].checks[CHECK_NAME].reason
+    z = make_chunk("z1", ZH_TEXT, "zh.md")
+    [kept] = validate_reply(_reply(zh), plan_for(z, (QuestionType.open_ended,), language="zh"), PROV).pairs
+    assert kept.status is PairStatus.candidate, kept.checks[CHECK_NAME].reason
 
 
 def test_wrong_language_is_rejected_and_an_empty_reply_is_not_a_reply() -> None:

@@ -394,9 +394,9 @@ def test_the_workspace_is_a_workspace_a_path_in_one_or_the_current_folder(
 
     monkeypatch.delenv("GOLDSET_WORKSPACE", raising=False)
     (ws.root / "sub").mkdir()
-    assert generate(ws.root / "sub", chunks=CHUNKS[:1]).llm.calls == 1
+    assert generate(ws.root / "sub", chunks=CHUNKS, limit=1).llm.calls == 1
     monkeypatch.chdir(ws.root / "sub")
-    assert generate(chunks=CHUNKS[:2]).llm.calls == 1  # the first chunk has pairs already
+    assert generate(chunks=CHUNKS, limit=1).llm.calls == 1  # the first chunk has pairs already: the second
     assert estimate(chunks=CHUNKS, all_chunks=True).cache_hits == 2
     assert read_jsonl(ws.pairs_path, QAPair) and fake.calls == 2
     monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))
@@ -404,3 +404,47 @@ def test_the_workspace_is_a_workspace_a_path_in_one_or_the_current_folder(
         generate(chunks=CHUNKS)
     with pytest.raises(WorkspaceError, match="goldset init"):
         estimate(chunks=CHUNKS)
+
+
+SIX_TYPES = (
+    "  types: {factual: 0.30, reasoning: 0.20, procedural: 0.15, comparison: 0.10, multi_hop: 0.15, "
+    "unanswerable: 0.10}\n"
+)
+
+
+def test_new_types_are_generated_and_leave_the_other_chunks_calls_in_the_journal(
+    ws: Workspace, fake: FakeOpenAI
+) -> None:
+    """A workspace generated with the six original types, then run with the default weights (which add ambiguous
+    and open_ended): only the chunks that now draw a new type are asked again; the others are journal hits,
+    because their prompt and their reply schema are byte for byte what they were."""
+    (ws.root / "goldset.yaml").write_text(f"generate:\n  pairs_per_chunk: 3\n  seed: 1\n{SIX_TYPES}", "utf-8")
+    generate(ws, chunks=CHUNKS)
+    assert fake.calls == 4
+    assert all('"ambiguous"' not in json.dumps(r.body["response_format"]) for r in fake.chat_requests())
+    (ws.root / "goldset.yaml").write_text("generate:\n  pairs_per_chunk: 3\n  seed: 1\n", "utf-8")  # defaults
+    again = generate(ws, chunks=CHUNKS, all_chunks=True)
+    later = {p.provenance.call_key for p in pairs_of(ws) if p.question_type.value in ("ambiguous", "open_ended")}
+    assert later and again.llm.calls == len(later) == 2 and again.llm.cache_hits == 2, again.llm
+    new_requests = fake.chat_requests()[4:]
+    assert all('"open_ended"' in json.dumps(r.body["response_format"]) for r in new_requests)
+    for p in pairs_of(ws):
+        assert p.status is PairStatus.candidate, p.checks[CHECK_NAME].reason
+        if p.question_type.value == "open_ended":
+            assert len(p.evidence) >= 2 and p.answer.startswith("- ")
+
+
+def test_ambiguous_pairs_quote_both_chunks_of_their_call(ws: Workspace, fake: FakeOpenAI) -> None:
+    (ws.root / "goldset.yaml").write_text(
+        "generate:\n  pairs_per_chunk: 2\n  types: {ambiguous: 1, open_ended: 1}\n", "utf-8"
+    )
+    report = generate(ws, chunks=CHUNKS)
+    assert report.pairs_rejected == 0 and report.pairs_kept == 8
+    pairs = pairs_of(ws)
+    assert {p.question_type.value for p in pairs} == {"ambiguous", "open_ended"}
+    two = [p for p in pairs if p.question_type.value == "ambiguous" and len(p.provenance.chunk_hashes) == 2]
+    assert len(two) >= 3  # every English chunk has a partner; the one Chinese chunk has none
+    assert all(p.chunk_ids == sorted(p.provenance.chunk_hashes) for p in two)
+    assert all(p.provenance.prompt_id == "generate_multi_hop" for p in two)
+    zh = [p for p in pairs if next(iter(p.provenance.chunk_hashes)) == "zh-1"]
+    assert zh and all(p.language == "zh" and detect_language(p.answer) == "zh" for p in zh)

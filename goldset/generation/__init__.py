@@ -4,9 +4,11 @@ pairs with full provenance out.
 One LLM call per selected chunk asks for ``pairs_per_chunk`` pairs with a mix of question types drawn from the
 configured weights. The draw is seeded by (seed, chunk id), so a re-run asks exactly the same question of the
 model and the call journal (``.goldset/calls.sqlite``) answers it: an unchanged re-run pays for nothing, and a
-run killed mid-way resumes by replaying the calls already paid for. When a chunk's draw includes ``multi_hop``
-the call shows a second, related chunk (same document first, else the most similar chunk by TF-IDF) and uses
-the ``generate_multi_hop`` prompt.
+run killed mid-way resumes by replaying the calls already paid for. When a chunk's draw includes ``multi_hop``,
+``ambiguous`` or ``open_ended`` the call shows a second, related chunk (same document first, else the most
+similar chunk by TF-IDF) and uses the ``generate_multi_hop`` prompt. Types added to goldset later (ambiguous,
+open_ended) are drawn on top of the first six types' draw and listed in a call's reply schema only when asked
+for, so a chunk that does not draw one is asked exactly what it was asked before they existed.
 
 Every returned item is checked before it is kept (fields, type, evidence quotes found verbatim in the named
 chunk after whitespace normalisation, language). Nothing is dropped silently:

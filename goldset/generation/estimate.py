@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 
 from goldset.config import load_settings
 from goldset.generation.planning import CallPlan, build_plans
-from goldset.generation.reply import GeneratedPairs
 from goldset.generation.selection import read_existing, select
 from goldset.generation.settings import GenerateSettings
 from goldset.schema import (
@@ -26,7 +25,8 @@ if TYPE_CHECKING:
 class Estimate:
     """What a run would take (:func:`estimate`): chunks asked about, calls to pay and calls the journal holds,
     chunks left out (too small, or with pairs already), tokens and dollars of the paid calls (``cost_usd`` None
-    without a price), the model, the pairs asked for and the calls that show a multi-hop partner chunk."""
+    without a price), the model, the pairs asked for and the calls that show a partner chunk (multi_hop,
+    ambiguous, open_ended)."""
 
     chunks: int
     calls: int
@@ -116,11 +116,13 @@ def _cached_plans(ws: Workspace, endpoint: Endpoint, plans: Sequence[CallPlan], 
     from goldset.llm import CallJournal, call_key
     from goldset.llm.structured import schema_json
 
-    schema = schema_json(GeneratedPairs)
     params = {
         "temperature": endpoint.settings.temperature,
         "seed": settings.seed,
         "max_tokens": endpoint.settings.max_tokens,
     }
     with CallJournal(ws.cache_path) as journal:
-        return {i for i, p in enumerate(plans) if journal.get(call_key(endpoint.model, p.messages(), schema, params))}
+        return {
+            i for i, p in enumerate(plans)
+            if journal.get(call_key(endpoint.model, p.messages(), schema_json(p.reply_model), params))
+        }  # fmt: skip

@@ -1,4 +1,5 @@
-"""One call per chunk: its question types (seeded draw), language, prompt and, for multi-hop, partner chunk."""
+"""One call per chunk: its question types (seeded draw), language, prompt and, for the types that read two
+chunks (multi_hop, ambiguous, open_ended), a partner chunk."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from goldset.errors import ConfigError
 from goldset.generation.partners import PartnerFinder
+from goldset.generation.reply import GeneratedPairs, reply_model
 from goldset.generation.settings import GenerateSettings
 from goldset.hashing import hash_obj
 from goldset.prompts import Prompt, load_prompt
@@ -34,6 +37,26 @@ LANGUAGE_NAMES = {
 }
 #: The type a chunk gets instead of multi_hop when the KB has no second chunk to pair it with.
 MULTI_HOP_FALLBACK = QuestionType.reasoning
+#: Types whose call shows a partner chunk when the KB has one: multi_hop needs it (else the fallback above);
+#: an ambiguous question's readings and an open_ended answer's key points usually span two chunks, but one
+#: chunk can hold them too, so those two keep their type without a partner.
+PARTNER_TYPES = (QuestionType.multi_hop, QuestionType.ambiguous, QuestionType.open_ended)
+#: The question types in the order goldset gained them. The draw adds each later group on top of the earlier
+#: groups' draw (:func:`plan_types`), so giving a new type a weight changes only the chunks that draw it: every
+#: other chunk is asked exactly what it was asked before, and its call stays a journal hit.
+TYPE_GENERATIONS: tuple[tuple[QuestionType, ...], ...] = (
+    (
+        QuestionType.factual,
+        QuestionType.reasoning,
+        QuestionType.comparison,
+        QuestionType.multi_hop,
+        QuestionType.procedural,
+        QuestionType.unanswerable,
+    ),
+    (QuestionType.ambiguous, QuestionType.open_ended),
+)
+#: Types added after the first six: a workspace prompt written before them does not describe them.
+LATER_TYPES = tuple(t for group in TYPE_GENERATIONS[1:] for t in group)
 
 # ------------------------------------------------------------------------------------------------ planning
 
@@ -47,6 +70,11 @@ class CallPlan:
     types: tuple[QuestionType, ...]
     language: str
     prompt: Prompt
+
+    @property
+    def reply_model(self) -> type[GeneratedPairs]:
+        """The reply schema of the call: its type enum lists the first six types and the later ones drawn."""
+        return reply_model(self.types)
 
     @property
     def chunks(self) -> tuple[Chunk, ...]:
@@ -63,12 +91,46 @@ def plan_types(chunk_id: str, weights: dict[str, float], count: int, seed: int) 
 
     Per chunk, not per run, so adding documents or using ``--limit`` never changes what an existing chunk is
     asked (and so never turns a cache hit into a miss).
+
+    The groups of :data:`TYPE_GENERATIONS` are drawn in turn, each from its own seeded stream: the first six
+    types exactly as before later types existed; then each later group takes over each draw with probability
+    (its weight) / (its weight + the weight of the groups before it), a type of the group chosen by weight. Every
+    type's share is its weight over the total, and a chunk whose draws no later group took keeps its draw.
     """
-    names = [t.value for t in QuestionType if weights.get(t.value, 0) > 0]
-    rng = random.Random(hash_obj(["generate-types", seed, chunk_id]))
-    drawn = rng.choices(names, weights=[weights[n] for n in names], k=count)
+    drawn: list[str] = []
+    before = 0.0
+    for n, group in enumerate(TYPE_GENERATIONS):
+        names = [t.value for t in group if weights.get(t.value, 0) > 0]
+        if not names:
+            continue
+        group_weights = [weights[name] for name in names]
+        total = sum(group_weights)
+        rng = random.Random(hash_obj(["generate-types", seed, chunk_id] if n == 0 else
+                                     ["generate-types", n, seed, chunk_id]))  # fmt: skip
+        if not drawn:
+            drawn = rng.choices(names, weights=group_weights, k=count)
+        else:
+            share = total / (before + total)
+            for i in range(count):
+                takes, pick = rng.random() < share, rng.choices(names, weights=group_weights)[0]
+                if takes:
+                    drawn[i] = pick
+        before += total
     order = {t.value: i for i, t in enumerate(QuestionType)}
     return tuple(QuestionType(n) for n in sorted(drawn, key=order.__getitem__))
+
+
+def check_prompt_describes(prompt: Prompt, weights: dict[str, float]) -> None:
+    """Refuse a prompt that never names a later type (:data:`LATER_TYPES`) the weights can draw: a workspace's
+    ``prompts/`` copied before the type existed would ask for it without saying what it is."""
+    text = prompt.system + prompt.user
+    for t in LATER_TYPES:
+        if weights.get(t.value, 0) > 0 and t.value not in text:
+            raise ConfigError(
+                f"{prompt.path}: generate.types gives question type {t.value!r} a weight, but this prompt does not "
+                f"describe it (it predates the type); add its instructions from goldset's default "
+                f"prompts/{prompt.id}.md, or set generate.types.{t.value}: 0"
+            )
 
 
 def describe_types(types: Sequence[QuestionType]) -> str:
@@ -124,8 +186,17 @@ class Planner:
         self.settings = settings
         self.prompts_dir = prompts_dir
         self.single = load_prompt(PROMPT_SINGLE, prompts_dir)
+        check_prompt_describes(self.single, settings.types)
         self.multi: Prompt | None = None
         self.finder: PartnerFinder | None = None
+
+    def load_multi(self) -> Prompt:
+        """The two-chunk prompt, loaded (and checked) once."""
+        if self.multi is None:
+            multi = load_prompt(PROMPT_MULTI_HOP, self.prompts_dir)
+            check_prompt_describes(multi, self.settings.types)
+            self.multi = multi
+        return self.multi
 
     def types(self, chunk: Chunk) -> tuple[QuestionType, ...]:
         """The question types drawn for ``chunk`` (:func:`plan_types`), before any multi-hop fallback."""
@@ -133,27 +204,23 @@ class Planner:
         return plan_types(chunk.id, settings.types, settings.pairs_per_chunk, settings.seed)
 
     def plan(self, chunk: Chunk) -> CallPlan:
-        """The call for ``chunk``: a multi-hop draw gets a partner chunk and the multi-hop prompt, or becomes
-        ``MULTI_HOP_FALLBACK`` when the KB has no partner for it."""
+        """The call for ``chunk``: a draw of a :data:`PARTNER_TYPES` type gets a partner chunk and the two-chunk
+        prompt; without a partner in the KB, multi_hop becomes ``MULTI_HOP_FALLBACK`` (the others stay)."""
         types = self.types(chunk)
         language = chunk.language if self.settings.language == "auto" else self.settings.language
         partner = None
-        if QuestionType.multi_hop in types:
+        if any(t in PARTNER_TYPES for t in types):
             if self.finder is None:
                 self.finder = PartnerFinder(self.kb_chunks)
             partner = self.finder.partner(chunk)
-            if partner is None:
+            if partner is None and QuestionType.multi_hop in types:
                 types = tuple(
                     sorted(
                         (MULTI_HOP_FALLBACK if t is QuestionType.multi_hop else t for t in types),
                         key=list(QuestionType).index,
                     )
                 )
-        prompt = self.single
-        if partner is not None:
-            if self.multi is None:
-                self.multi = load_prompt(PROMPT_MULTI_HOP, self.prompts_dir)
-            prompt = self.multi
+        prompt = self.single if partner is None else self.load_multi()
         return CallPlan(chunk, partner, types, language, prompt)
 
 
@@ -168,9 +235,9 @@ def planner_for_run(
     :func:`build_plans` would: when some chunk gets a partner).
     """
     planner = Planner(kb_chunks, settings, prompts_dir)
-    if any(QuestionType.multi_hop in planner.types(c) for c in selected):
+    if any(t in PARTNER_TYPES for c in selected for t in planner.types(c)):
         try:
-            planner.multi = load_prompt(PROMPT_MULTI_HOP, prompts_dir)
+            planner.load_multi()
         except Exception:
             plans = {id(c): p for c, p in zip(selected, build_plans(selected, kb_chunks, settings, prompts_dir),
                                               strict=True)}

@@ -4,6 +4,8 @@ items are checked one by one in :mod:`goldset.generation.validation`)."""
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterable
+from functools import cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -13,7 +15,15 @@ from goldset.schema import (
 )
 
 SCHEMA_NAME = "qa_pairs"
-
+#: The types every call's schema lists (the ones goldset started with). A later type is listed only in the
+#: schema of a call that asks for it (:func:`reply_model`), so adding one leaves every other call's request, and
+#: so its journal key, as it was.
+BASE_TYPES = ("factual", "reasoning", "comparison", "multi_hop", "procedural", "unanswerable")
+#: The evidence description of a call that asks for a later type.
+LATER_EVIDENCE = (
+    "One to three quotes supporting the answer (ambiguous: at least one per reading; open_ended: one per key "
+    "point, up to five); none for unanswerable."
+)
 
 
 def _without_class_docstring(schema: dict[str, Any]) -> None:
@@ -44,8 +54,7 @@ class GeneratedPair(BaseModel):
     question: str = Field("", description="The question, self-contained, in the language asked for.")
     answer: str = Field("", description="The answer, resting only on the chunk(s), in the language asked for.")
     question_type: str = Field(
-        "", description="One of the question types asked for.",
-        json_schema_extra={"enum": [t.value for t in QuestionType]},
+        "", description="One of the question types asked for.", json_schema_extra={"enum": list(BASE_TYPES)}
     )  # fmt: skip
     evidence: list[GeneratedEvidence] = Field(
         default_factory=list, description="One to three quotes supporting the answer; none for unanswerable."
@@ -75,3 +84,30 @@ class GeneratedPairs(BaseModel):
 
 
 _SCHEMA_CACHE: dict[Any, dict[str, Any]] = {}
+
+
+def reply_model(types: Iterable[QuestionType | str]) -> type[GeneratedPairs]:
+    """The reply model of a call asking for ``types``: :class:`GeneratedPairs` when they are all
+    :data:`BASE_TYPES` (the schema every call sent before later types existed), else a subclass whose schema's
+    type enum also lists the later types asked for (one class per set, so the client's schema cache holds)."""
+    later = tuple(sorted({str(t) for t in types} - set(BASE_TYPES), key=[t.value for t in QuestionType].index))
+    return GeneratedPairs if not later else _with_later_types(later)
+
+
+@cache
+def _with_later_types(later: tuple[str, ...]) -> type[GeneratedPairs]:
+    enum = [*BASE_TYPES, *later]
+
+    class GeneratedPairsWithLaterTypes(GeneratedPairs):
+        """:class:`GeneratedPairs` whose schema also lists ``later`` types (validation is the same: the type is
+        a string checked item by item)."""
+
+        @classmethod
+        def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+            schema = GeneratedPairs.model_json_schema(*args, **kwargs)
+            pair = schema["$defs"]["GeneratedPair"]["properties"]
+            pair["question_type"]["enum"] = list(enum)
+            pair["evidence"]["description"] = LATER_EVIDENCE
+            return schema
+
+    return GeneratedPairsWithLaterTypes

@@ -324,7 +324,7 @@ async def _run_plans(
                 return
             plan = plan_for(chunk)
             res = await client.complete_json(
-                plan.messages(), GeneratedPairs, schema_name=SCHEMA_NAME, seed=settings.seed
+                plan.messages(), plan.reply_model, schema_name=SCHEMA_NAME, seed=settings.seed
             )
             try:
                 # The call slot this one freed has a waiter (another worker, its request ready): let it send first,

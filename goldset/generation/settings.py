@@ -8,6 +8,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from goldset.schema import QuestionType
 
+#: Relative weights (they need not add up to 1). The six original types keep the numbers they always had;
+#: ``ambiguous`` and ``open_ended`` came later with 0.05 each (about 4.5% of the draws each, 1/1.10 of the rest
+#: for the six). The draw (:func:`goldset.generation.planning.plan_types`) adds later types on top of the older
+#: ones' draw, so a chunk that draws neither keeps exactly the types, and the call, it had before.
 DEFAULT_TYPE_WEIGHTS: dict[str, float] = {
     "factual": 0.30,
     "reasoning": 0.20,
@@ -15,6 +19,8 @@ DEFAULT_TYPE_WEIGHTS: dict[str, float] = {
     "comparison": 0.10,
     "multi_hop": 0.15,
     "unanswerable": 0.10,
+    "ambiguous": 0.05,
+    "open_ended": 0.05,
 }
 
 
@@ -26,7 +32,7 @@ class GenerateSettings(BaseModel):
     pairs_per_chunk: int = Field(3, ge=1, le=20, description="Pairs asked for in one call per chunk.")
     types: dict[str, float] = Field(
         default_factory=lambda: dict(DEFAULT_TYPE_WEIGHTS),
-        description="Relative weight of each question type; 0 turns a type off.",
+        description="Relative weight of each question type (a type left out has weight 0); 0 turns a type off.",
     )
     language: str = Field("auto", description="'auto' = each chunk's language, or a code such as 'en', 'zh'.")
     concurrency: int | None = Field(None, ge=1, le=512, description="Overrides llm concurrency for generation.")

@@ -13,6 +13,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
+from goldset.generation.keypoints import key_points
 from goldset.generation.planning import CallPlan
 from goldset.generation.reply import GeneratedPairs
 from goldset.hashing import hash_obj
@@ -32,6 +33,10 @@ from goldset.text import detect_language, normalize_ws
 CHECK_NAME = "generation"
 #: The languages :func:`goldset.text.detect_language` tells apart; pairs asked in another language are not checked.
 DETECTABLE = ("en", "zh", "ja", "ko")
+#: An ambiguous question has at least this many readings, each with its own quote.
+MIN_READINGS = 2
+#: An open_ended answer lists at least this many key points, and cites at least this many quotes.
+MIN_KEY_POINTS = 2
 
 # ---------------------------------------------------------------------------------------------- validation
 
@@ -108,8 +113,7 @@ def validate_reply(reply: GeneratedPairs, plan: CallPlan, provenance: Provenance
                 evidence.append(Evidence(chunk_id=chunk.id, doc_id=chunk.doc_id, quote=ev.quote.strip()))
             if not item.evidence:
                 reasons.append("no evidence quote")
-            if qtype is QuestionType.multi_hop and len({e.chunk_id for e in evidence}) < 2:
-                reasons.append("multi_hop evidence must come from both chunks")
+            reasons += _type_rules(qtype, answer, evidence, plan)
         if plan.language in DETECTABLE and detect_language(prose_text(question + " " + answer)) != plan.language:
             reasons.append(f"written in the wrong language (asked for {plan.language})")
         cited = [e.chunk_id for e in evidence] or [plan.chunk.id]
@@ -148,6 +152,28 @@ def validate_reply(reply: GeneratedPairs, plan: CallPlan, provenance: Provenance
             )
         )
     return out
+
+
+def _type_rules(qtype: QuestionType, answer: str, evidence: list[Evidence], plan: CallPlan) -> list[str]:
+    """What a type asks of an answerable pair beyond real quotes: multi_hop quotes both chunks; ambiguous quotes
+    each reading (and both chunks when the call showed two); open_ended lists key points, with quotes for them."""
+    chunks = len({e.chunk_id for e in evidence})
+    quotes = len({(e.chunk_id, normalize_ws(e.quote)) for e in evidence})
+    if qtype is QuestionType.multi_hop and chunks < 2:
+        return ["multi_hop evidence must come from both chunks"]
+    if qtype is QuestionType.ambiguous:
+        if quotes < MIN_READINGS:
+            return [f"ambiguous evidence must support each reading: at least {MIN_READINGS} different quotes"]
+        if plan.partner is not None and chunks < 2:
+            return ["ambiguous evidence must come from both chunks (one reading each, as shown)"]
+    if qtype is QuestionType.open_ended:
+        out = []
+        if len(key_points(answer)) < MIN_KEY_POINTS:
+            out.append(f"open_ended answer must list its key points (at least {MIN_KEY_POINTS}, one per line)")
+        if quotes < MIN_KEY_POINTS:
+            out.append(f"open_ended key points need evidence: at least {MIN_KEY_POINTS} different quotes")
+        return out
+    return []
 
 
 _IMMUTABLE = (str, int, float, bool, type(None), datetime, Enum)

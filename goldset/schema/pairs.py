@@ -19,7 +19,14 @@ from goldset.text import normalize
 
 class QuestionType(StrEnum):
     """What kind of question a pair asks: its type decides the prompt's instructions, the filters' plausibility
-    checks and how evaluation scores it (unanswerable pairs are scored on refusals)."""
+    checks and how evaluation scores it (unanswerable pairs are scored on refusals).
+
+    ``ambiguous``: the question has several readings in the KB ("How do I set a default?": of a query parameter
+    or of a body field?); the reference answer names the readings and answers each briefly (or says which applies
+    when), with evidence for each. ``open_ended``: "how would you design / what should one consider when …"; the
+    reference answer is a short list of key points, each supported by evidence, synthesised from several chunks.
+    New members go at the end: the order is the order of a chunk's drawn types in its prompt.
+    """
 
     factual = "factual"
     reasoning = "reasoning"
@@ -27,6 +34,8 @@ class QuestionType(StrEnum):
     multi_hop = "multi_hop"
     procedural = "procedural"
     unanswerable = "unanswerable"
+    ambiguous = "ambiguous"
+    open_ended = "open_ended"
 
 
 class PairStatus(StrEnum):

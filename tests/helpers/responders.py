@@ -4,7 +4,9 @@ A responder reads the chunks (``<chunk id="…">…</chunk>``), the language (``
 types (``- factual: 2``) out of the rendered prompt, and answers like a careful model would: evidence quotes are
 sentences copied from the chunk text in the prompt, questions and answers are derived from those sentences,
 and they are written in Chinese when the prompt asks for Chinese. So a test passes only if the prompt really
-carries the chunk, the language and the type mix.
+carries the chunk, the language and the type mix. Every type is produced: multi_hop, ambiguous and open_ended
+pairs quote two sentences (one of the partner chunk when the prompt shows two), an ambiguous answer names both
+readings ("It depends on whether you mean …" / 这取决于您指的是…还是…) and an open_ended answer lists key points.
 
 Register with ``fake.add_responder("qa_pairs", qa_responder)``; a responder takes the request body (the JSON
 the openai client sent) and returns the assistant's JSON content as a dict.
@@ -60,6 +62,11 @@ _EN = {
     "procedural": ("How do you proceed with {t}?", "You proceed as follows: {s}"),
     "multi_hop": ("How do {t} and {t2} relate?", "Combining both: {s} Also, {s2}"),
     "unanswerable": ("Does the documentation say how {t} behaves on Windows 95?", "The documentation does not say."),
+    "ambiguous": (
+        "How do I set up {t}?",
+        "It depends on whether you mean {t} or {t2}: for the first, {s} For the second, {s2}",
+    ),
+    "open_ended": ("What should one consider when working with {t}?", "- {s}\n- {s2}"),
 }
 _ZH = {
     "factual": ("文档中关于「{t}」说明了什么？", "文档说明了这一点的具体内容和默认行为。"),
@@ -68,7 +75,13 @@ _ZH = {
     "procedural": ("如何按照文档完成「{t}」？", "按照文档中给出的步骤依次完成即可。"),
     "multi_hop": ("「{t}」和「{t2}」之间有什么关系？", "结合两部分内容可以看出它们相互配合。"),
     "unanswerable": ("文档是否说明了「{t}」在旧系统上的行为？", "文档没有说明这一点。"),
+    "ambiguous": ("「{t}」应该怎么设置？", "这取决于您指的是「{t}」还是「{t2}」：两种情况的设置方法不同。"),
+    "open_ended": (
+        "使用「{t}」时需要考虑哪些方面？", "- 第一点：先确认声明方式是否正确。\n- 第二点：再检查传入的参数值。"
+    ),
 }
+#: Types whose pairs quote two sentences: the partner chunk's when there is one, else the chunk's next sentence.
+TWO_QUOTES = ("multi_hop", "ambiguous", "open_ended")
 
 
 def build_pairs(body: dict[str, Any], *, quote_fn: Callable[[str], str] | None = None) -> dict[str, Any]:
@@ -87,10 +100,10 @@ def build_pairs(body: dict[str, Any], *, quote_fn: Callable[[str], str] | None =
         t, t2 = _topic(s, chinese), ""
         evidence = [{"chunk_id": cid, "quote": quote_fn(s) if quote_fn else s}]
         s2 = ""
-        if qtype == "multi_hop" and partner:
-            s2 = psents[i % len(psents)]
+        if qtype in TWO_QUOTES and (partner or qtype != "multi_hop"):
+            cid2, s2 = (partner[0], psents[i % len(psents)]) if partner else (cid, sents[(i + 1) % len(sents)])
             t2 = _topic(s2, chinese)
-            evidence.append({"chunk_id": partner[0], "quote": quote_fn(s2) if quote_fn else s2})
+            evidence.append({"chunk_id": cid2, "quote": quote_fn(s2) if quote_fn else s2})
         if qtype == "unanswerable":
             evidence = []
         question = q_tpl.format(t=t, t2=t2) + ("" if chinese else f" (#{i + 1})")
@@ -99,7 +112,7 @@ def build_pairs(body: dict[str, Any], *, quote_fn: Callable[[str], str] | None =
         pairs.append(
             {
                 "question": question,
-                "answer": a_tpl.format(s=s, s2=s2),
+                "answer": a_tpl.format(s=s, s2=s2, t=t, t2=t2),
                 "question_type": qtype,
                 "evidence": evidence,
             }
