@@ -247,6 +247,101 @@ def test_type_plausible_natural_phrasings(qtype: str, question: str, answer: str
     assert res.passed, res.reason
 
 
+def _quoting(p, *spans: tuple[str, str]):
+    """``p`` with one evidence quote per (chunk id, quote)."""
+    from goldset.schema import Evidence
+
+    return p.model_copy(update={"evidence": [Evidence(chunk_id=c, doc_id=f"{c.rsplit('-', 1)[0]}.md", quote=q)
+                                             for c, q in spans]})  # fmt: skip
+
+
+READINGS = (("en-body-1", "request body"), ("en-body-2", "To send data"))
+ZH_READINGS = (("zh-body-1", "请求体"), ("zh-body-2", "发送数据"))
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "spans"),
+    [
+        ("How do I send data?", "It depends on whether you mean a request body or the method: a body is data the "
+         "client sends; the method is usually POST.", READINGS),
+        ("What is the body?", "Which one do you mean: the request body (client to API) or the response body?",
+         READINGS),
+        ("What is the body?", "It could mean the request body or the response body; the client sends the first.",
+         READINGS),
+        ("数据怎么发送？", "这取决于您指的是请求体还是请求方法：请求体由客户端发送，方法通常用 POST。", ZH_READINGS),
+        ("怎么发送？", "您问的是哪一种：发送请求体，还是选择请求方法？", ZH_READINGS),
+    ],
+)  # fmt: skip
+def test_type_plausible_ambiguous_answers_name_the_readings(question: str, answer: str, spans: tuple) -> None:
+    p = _quoting(pair("q", question, answer, qtype="ambiguous"), *spans)
+    res = type_plausible.check(p, CHUNKS, type_plausible.Settings())
+    assert res.passed, res.reason
+
+
+def test_type_plausible_flags_an_ambiguous_pair_without_readings_or_a_quote_for_each() -> None:
+    s = type_plausible.Settings()
+    plain = _quoting(pair("q", "How do I send data?", "Use POST with a request body.", qtype="ambiguous"), *READINGS)
+    res = type_plausible.check(plain, CHUNKS, s)
+    assert res.flagged and "names no readings" in res.reason
+    zh_plain = _quoting(pair("q", "数据怎么发送？", "用 POST 发送请求体。", qtype="ambiguous"), *ZH_READINGS)
+    assert type_plausible.check(zh_plain, CHUNKS, s).flagged
+    one = pair("q", "How do I send data?", "It depends on whether you mean the body or the method.", qtype="ambiguous")
+    res = type_plausible.check(_quoting(one, READINGS[0]), CHUNKS, s)
+    assert res.flagged and "quotes 1 span" in res.reason
+    assert type_plausible.check(_quoting(one, READINGS[0], READINGS[0]), CHUNKS, s).flagged  # the same quote twice
+    assert type_plausible.check(_quoting(one, *READINGS), CHUNKS, s).passed
+    assert type_plausible.check(_quoting(one, READINGS[0]), CHUNKS, type_plausible.Settings(min_ambiguous_quotes=1))
+
+
+KEY_POINTS = "- Send it in a request body.\n- Use POST, PUT, DELETE or PATCH."
+ZH_KEY_POINTS = "1. 用请求体发送数据。\n2. 使用 POST、PUT、DELETE 或 PATCH。"
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("How would you design an API endpoint that receives data?", KEY_POINTS),
+        ("What should one consider when sending data to an API?", KEY_POINTS),
+        ("What are the main considerations for sending data to an API?", KEY_POINTS),
+        ("如何设计一个接收数据的 API？", ZH_KEY_POINTS),
+        ("向 API 发送数据时需要考虑哪些方面？", ZH_KEY_POINTS),
+        ("设计接收数据的接口时应注意什么？", "（1）用请求体发送数据；（2）使用 POST 方法。"),
+    ],
+)
+def test_type_plausible_open_ended_asks_design_or_considerations_and_lists_points(question: str, answer: str) -> None:
+    p = _quoting(pair("q", question, answer, qtype="open_ended"), *READINGS)
+    res = type_plausible.check(p, CHUNKS, type_plausible.Settings())
+    assert res.passed, res.reason
+
+
+def test_type_plausible_flags_an_open_ended_pair_without_its_cue_or_its_key_points() -> None:
+    s = type_plausible.Settings()
+    factual = _quoting(pair("q", "Which method sends data?", KEY_POINTS, qtype="open_ended"), *READINGS)
+    res = type_plausible.check(factual, CHUNKS, s)
+    assert res.flagged and "how-to-design" in res.reason
+    zh_factual = _quoting(pair("q", "用哪个方法发送数据？", ZH_KEY_POINTS, qtype="open_ended"), *ZH_READINGS)
+    assert type_plausible.check(zh_factual, CHUNKS, s).flagged
+    prose = pair("q", "What should one consider when sending data?", "Use a body and POST.", qtype="open_ended")
+    res = type_plausible.check(_quoting(prose, *READINGS), CHUNKS, s)
+    assert res.flagged and "lists 0 key point" in res.reason
+    assert type_plausible.check(_quoting(prose, *READINGS), CHUNKS, type_plausible.Settings(min_key_points=0)).passed
+
+
+def test_leakage_and_evidence_treat_the_new_types_like_answerable_pairs() -> None:
+    good = _quoting(pair("q", "How do I send data?", "It depends on whether you mean the payload or the verb: "
+                         "a request body carries it; POST is the usual method.", qtype="ambiguous"), *READINGS)
+    assert leakage.check(good, CHUNKS, leakage.Settings()).passed
+    spelled_out = pair("q", "Should I send data in a request body or with POST?", "A request body or POST.",
+                       qtype="ambiguous")  # the question names its readings: the answer adds nothing
+    assert not leakage.check(spelled_out, CHUNKS, leakage.Settings()).passed
+    listed = _quoting(pair("q", "What should one consider when sending data?", KEY_POINTS, qtype="open_ended"),
+                      *READINGS)
+    assert leakage.check(listed, CHUNKS, leakage.Settings()).passed
+    assert evidence.check(listed, CHUNKS, evidence.Settings()).passed
+    unquoted = listed.model_copy(update={"evidence": []})
+    assert not evidence.check(unquoted, CHUNKS, evidence.Settings()).passed  # no evidence: only unanswerable
+
+
 def test_question_form_accepts_a_chinese_imperative() -> None:
     imperative = pair("q", "说明 Header 参数的下划线转换规则", "x")
     assert question_form.check(imperative, CHUNKS, question_form.Settings()).passed

@@ -9,7 +9,7 @@ import pytest
 from goldset.errors import ConfigError, EndpointError, UsageError
 from goldset.filters import run_filters
 from goldset.io import read_jsonl
-from goldset.schema import PairStatus, QAPair
+from goldset.schema import PairStatus, QAPair, QuestionType
 from tests.helpers.fake_openai import FakeOpenAI
 from tests.helpers.filter_data import COPY, PARAPHRASE, make_workspace, pair
 from tests.helpers.judge_responders import groundedness_responder, make_repair_responder
@@ -224,3 +224,30 @@ def test_a_rewrite_the_judge_could_not_judge_is_not_kept(tmp_path: Path, fake_ll
     (got,) = _load(ws).values()
     assert got.answer == COPY and got.checks["groundedness"].passed  # judged (and supported) on the original
     assert "still fails groundedness" in report.repair_failed["qa-copy"] and report.repaired == []
+
+
+def test_the_judge_is_told_what_ambiguous_and_open_ended_answers_are_made_of(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    """Naming readings or framing key points is not a claim: the judge reads that in the question type line. The
+    other types' requests are unchanged (the bare type name), so their journaled verdicts still count."""
+    from goldset.filters.groundedness import TYPE_NOTES
+
+    fake_llm.add_responder("groundedness", groundedness_responder)
+    pairs = [
+        pair("qa-plain", "Who sends the request body and who sends the response body?", SUPPORTED),
+        pair("qa-amb", "What is the body?", "It depends on whether you mean the request body or the response body.",
+             qtype="ambiguous", chunks=("en-body-1", "en-body-2")),
+        pair("qa-open", "What should one consider when sending data?", "- Send a request body.\n- Use POST.",
+             qtype="open_ended", chunks=("en-body-1", "en-body-2")),
+    ]  # fmt: skip
+    ws = make_workspace(tmp_path / "ws", pairs, config=NO_COPY_CHECK)
+    run_filters(ws, checks=["groundedness"])
+    sent = {}
+    for r in fake_llm.chat_requests():
+        user = r.body["messages"][-1]["content"]
+        sent[user.split("<question>\n", 1)[1].split("\n", 1)[0]] = user.split("\n", 1)[0]
+    assert sent["Who sends the request body and who sends the response body?"] == "Question type: factual"
+    assert sent["What is the body?"] == f"Question type: {TYPE_NOTES[QuestionType.ambiguous]}"
+    assert "asking which one is meant, is not a claim" in sent["What is the body?"]
+    assert "each key point is, and must be supported" in sent["What should one consider when sending data?"]

@@ -4,7 +4,9 @@ An answer that rests on outside knowledge rewards a RAG system for hallucinating
 judge gets the question, the answer and the sources and returns a structured verdict
 (:class:`GroundednessVerdict`); a pair whose answer adds facts fails. For ``unanswerable`` pairs the check
 inverts: the sources (the chunk it was generated from plus the KB chunks most related to the question) must
-*not* answer the question.
+*not* answer the question. For ``ambiguous`` and ``open_ended`` pairs the judge is told what their answers are
+made of (:data:`TYPE_NOTES`): naming a question's readings, asking which one is meant, or framing a list of key
+points is not a claim; what the answer says about each reading, and each key point, must be supported.
 
 Calls go through :class:`goldset.llm.LLMClient` with the call journal, so a re-run with the same pair, sources,
 prompt and model is a cache hit; the model and prompt hash are part of the check's settings hash.
@@ -29,6 +31,20 @@ if TYPE_CHECKING:
 NAME = "groundedness"
 PROMPT_ID = "judge_groundedness"
 SCHEMA_NAME = "groundedness"
+#: What the judge is told of a type whose answer is not a plain statement, in the prompt's ``$question_type``
+#: (other types are sent as their bare name). Said there rather than in the template so the judge prompt, and so
+#: every other pair's verdict and journaled call, stays as it was.
+TYPE_NOTES = {
+    QuestionType.ambiguous: (
+        "ambiguous (the question has several readings in the documentation; the answer names them and answers each "
+        "or says which applies when. Naming the readings, or asking which one is meant, is not a claim; what the "
+        "answer says about each reading is, and must be supported)"
+    ),
+    QuestionType.open_ended: (
+        "open_ended (the answer lists key points for a design or what-to-consider question. Framing such as "
+        "'consider' or 'keep in mind' is not a claim; each key point is, and must be supported)"
+    ),
+}
 
 
 class Settings(CheckSettings):
@@ -91,9 +107,8 @@ def render_messages(
     text = "\n\n".join(f'<source id="{cid}">\n{body}\n</source>' for cid, body in sources)
     if len(text) > settings.max_source_chars:
         text = text[: settings.max_source_chars] + "\n[...]"
-    return prompt.render(
-        question=pair.question, answer=pair.answer, question_type=pair.question_type.value, sources=text
-    )
+    qtype = TYPE_NOTES.get(pair.question_type, pair.question_type.value)
+    return prompt.render(question=pair.question, answer=pair.answer, question_type=qtype, sources=text)
 
 
 def interpret(pair: QAPair, verdict: GroundednessVerdict) -> CheckResult:

@@ -2,9 +2,12 @@
 
 Cheap cues, not a classifier: a ``comparison`` names a contrast, a ``procedural`` question asks how, a
 ``multi_hop`` pair cites at least two chunks, an ``unanswerable`` pair's answer says the KB does not answer, and
-an answerable pair's answer does not say so. Cue lists are settings so a team can widen them. Cues cannot be
-certain (有何差别 is a comparison, 意味着什么 a reasoning question, 没有……并未给出 a refusal, and a list never has
-every phrasing), so a failure only flags the pair by default.
+an answerable pair's answer does not say so. An ``ambiguous`` pair's answer names the readings or asks which one
+is meant ("depends on whether", "which one do you mean", 指的是……还是……, 哪一种) and quotes each reading; an
+``open_ended`` question asks how to design or what to consider ("how would you design", "what should one
+consider", 如何设计, 需要考虑哪些) and its answer lists key points. Cue lists are settings so a team can widen them.
+Cues cannot be certain (有何差别 is a comparison, 意味着什么 a reasoning question, 没有……并未给出 a refusal, and a
+list never has every phrasing), so a failure only flags the pair by default.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from functools import lru_cache
 from pydantic import Field, model_validator
 
 from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, Severity, verdict
+from goldset.generation.keypoints import key_points
 from goldset.schema import CheckResult, QAPair, QuestionType
 
 NAME = "type_plausible"
@@ -54,6 +58,27 @@ REASONING = (
     r"为什么|为何|如果|会|原因|作用|目的|好处|坏处|影响|应该|是否|意味着|意义|说明了什么|导致|结果|后果|何时|"
     r"什么时候|什么情况|有什么用|用途|代价|风险|优点|缺点|为了|原理|机制|怎么会"
 )
+#: An answer naming a question's readings, or asking which one is meant.
+AMBIGUOUS = (
+    r"\bdepends? (?:on )?(?:whether|which|what|if)\b|\bwhich (?:one|kind|sense|meaning|of (?:the|these|them)\b[^.?!]*)"
+    r"(?: do| did| would)? you mean\b|\b(?:do|did) you mean\b|\bif (?:you|one) (?:mean|means|meant|refer)\b|"
+    r"\b(?:two|three|several|multiple|different) (?:readings|meanings|interpretations|senses|things)\b|"
+    r"\b(?:could|can|may|might) (?:mean|refer to)\b|\bambiguous\b|\beither\b[^.?!]*\bor\b|"
+    r"指.{0,40}?还是|哪一种|哪种|哪一个|哪个|取决于|要看|视.{0,12}?而定|"
+    r"(?:两|几|多)种(?:情况|含义|理解|意思|解释|可能)|有歧义|不同的(?:含义|意思)|可以指|分(?:为|成)?两种"
+)
+#: A question asking how one would design or approach something, or what to consider.
+OPEN_ENDED = (
+    r"\bhow (?:would|should|could|can|might|do|does) (?:one|you|i|we|a team|a developer)\b[^?]*\b(?:design|"
+    r"approach|structure|plan|architect|organi[sz]e|build|set up|handle|choose|decide)\b|"
+    r"\bwhat (?:should|must|would|do|does) (?:one|you|i|we|a team|a developer) (?:consider|keep in mind|"
+    r"take into account|think about|weigh|watch out for|look out for|pay attention to)\b|"
+    r"\bwhat (?:are|would be|is) (?:the )?(?:main |key |important )?(?:considerations?|factors|trade-?offs|"
+    r"best practices|things to consider|aspects)\b|\b(?:considerations?|best practices|things to consider|"
+    r"design choices|design decisions)\b|\bwhat to consider\b|"
+    r"如何设计|怎样设计|怎么设计|如何规划|如何组织|如何权衡|如何选择|(?:需要|应该|应当|要)(?:考虑|注意)(?:哪些|什么)|"
+    r"考虑哪些|注意哪些|哪些因素|哪些方面|哪些考虑|最佳实践|注意事项|设计.{0,10}?时"
+)
 
 
 class Settings(CheckSettings):
@@ -63,12 +88,27 @@ class Settings(CheckSettings):
     comparison_pattern: str = Field(COMPARISON, description="A question naming a contrast (regex).")
     procedural_pattern: str = Field(PROCEDURAL, description="A question asking how to do something (regex).")
     reasoning_pattern: str = Field(REASONING, description="A question asking why / what if / what it means (regex).")
+    ambiguous_pattern: str = Field(
+        AMBIGUOUS, description="An answer naming the question's readings or asking which one is meant (regex)."
+    )
+    open_ended_pattern: str = Field(
+        OPEN_ENDED, description="A question asking how one would design something or what to consider (regex)."
+    )
     min_multi_hop_chunks: int = Field(2, ge=1, description="A multi_hop pair cites at least this many chunks.")
+    min_ambiguous_quotes: int = Field(
+        2, ge=1, description="An ambiguous pair quotes at least this many different spans (one per reading)."
+    )
+    min_key_points: int = Field(
+        2, ge=0, description="An open_ended answer lists at least this many key points (0: prose is fine)."
+    )
     severity: Severity = Field("flag", description="Cue lists cannot be certain: flag for review by default.")
 
     @model_validator(mode="after")
     def _valid_patterns(self) -> Settings:
-        for name in ("refusal_pattern", "comparison_pattern", "procedural_pattern", "reasoning_pattern"):
+        for name in (
+            "refusal_pattern", "comparison_pattern", "procedural_pattern", "reasoning_pattern", "ambiguous_pattern",
+            "open_ended_pattern",
+        ):  # fmt: skip
             try:
                 re.compile(getattr(self, name))
             except re.error as exc:
@@ -106,6 +146,22 @@ def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:
     if qt == QuestionType.multi_hop and len(pair.chunk_ids) < settings.min_multi_hop_chunks:
         why = f"multi_hop pair cites {len(pair.chunk_ids)} chunk(s) (< {settings.min_multi_hop_chunks})"
         return verdict(settings, False, None, why)
+    if qt == QuestionType.ambiguous:
+        if not _has(settings.ambiguous_pattern, pair.answer):
+            why = "ambiguous pair, but the answer names no readings (depends on whether, which one do you mean, 还是…)"
+            return verdict(settings, False, None, why)
+        quotes = len({(e.chunk_id, " ".join(e.quote.split())) for e in pair.evidence})
+        if quotes < settings.min_ambiguous_quotes:
+            why = f"ambiguous pair quotes {quotes} span(s) (< {settings.min_ambiguous_quotes}: one per reading)"
+            return verdict(settings, False, None, why)
+    if qt == QuestionType.open_ended:
+        if not _has(settings.open_ended_pattern, pair.question):
+            why = "open_ended pair, but the question asks no how-to-design / what-to-consider (如何设计, 需要考虑哪些…)"
+            return verdict(settings, False, None, why)
+        points = len(key_points(pair.answer))
+        if points < settings.min_key_points:
+            why = f"open_ended pair, but the answer lists {points} key point(s) (< {settings.min_key_points})"
+            return verdict(settings, False, None, why)
     return verdict(settings, True, None, f"plausible {qt.value} pair")
 
 
@@ -116,5 +172,5 @@ SPEC = CheckSpec(
     summary="pair looks like its question type",
     reads=("question", "answer", "question_type", "evidence"),
     func=check,
-    version=2,
+    version=3,
 )
