@@ -13,7 +13,7 @@ from goldset.filters.settings import FilterSettings
 from goldset.io import read_json, read_jsonl
 from goldset.review import sample
 from goldset.review.sampling import borderline_of, changed_chunks_of, draw, flags_of, risk_of, stratum_of
-from goldset.schema import CheckResult, Manifest, PairStatus, QAPair
+from goldset.schema import CheckResult, Manifest, PairStatus, QAPair, QuestionType
 from tests.helpers.review_data import build, make_workspace
 
 
@@ -32,6 +32,15 @@ def test_flags_borderline_and_changed_chunks_are_risks() -> None:
     score, reasons = risk_of(flagged, chunks, FilterSettings(), 0.1)
     assert score > 0 and "flag:leakage" in reasons
     assert risk_of(pairs[0], chunks, FilterSettings(), 0.1) == (0, [])
+
+
+@pytest.mark.parametrize("qtype", ["multi_hop", "unanswerable", "ambiguous", "open_ended"])
+def test_types_that_no_cheap_check_vouches_for_are_risks(qtype: str) -> None:
+    pairs, chunks = build(40)
+    plain = pairs[0]
+    assert plain.question_type.value == "factual" and risk_of(plain, chunks, FilterSettings(), 0.1) == (0, [])
+    risky = plain.model_copy(update={"question_type": QuestionType(qtype)})
+    assert risk_of(risky, chunks, FilterSettings(), 0.1) == (2, [f"type:{qtype}"])
 
 
 def test_draw_covers_every_stratum_takes_risk_first_and_weights_the_random_part() -> None:

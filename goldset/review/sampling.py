@@ -5,9 +5,10 @@ A *round* draws from the passed pairs that no earlier round held (its *populatio
 
 1. **Risk part.** The riskiest pairs of the population, whatever their stratum: pairs with a flag (a failed check
    on a pair that still passed, :func:`flags_of`), a borderline score (a passed check within
-   ``review.borderline_margin`` of its threshold), a ``multi_hop`` or ``unanswerable`` type, or evidence chunks
-   that changed since generation. Highest risk score first; ties in a seeded random order. It gets
-   ``size - random part`` places at most, and only pairs with some risk.
+   ``review.borderline_margin`` of its threshold), a risky type (``multi_hop``, ``unanswerable``, ``ambiguous``,
+   ``open_ended``: :data:`RISKY_TYPES`), or evidence chunks that changed since generation. Highest risk score
+   first; ties in a seeded random order. It gets ``size - random part`` places at most, and only pairs with some
+   risk.
 2. **Random part.** At least ``review.random_share`` of the sample (and at least one pair per stratum when the
    sample is that large), allocated to strata in proportion to what each stratum has left after step 1 (largest
    remainder, at least one each), drawn within each stratum by a seeded shuffle. Each random pair records its
@@ -50,7 +51,10 @@ THRESHOLDS: dict[str, tuple[str, ...]] = {
 
 #: Risk points per kind of signal (a pair's risk score is their sum).
 RISK_POINTS = {"flag": 8, "borderline": 4, "changed": 4, "type": 2}
-RISKY_TYPES = (QuestionType.multi_hop, QuestionType.unanswerable)
+#: Types whose pairs go wrong more often and that no cheap check can vouch for: two chunks to combine (multi_hop),
+#: an absence to confirm (unanswerable), readings the KB must really have, each answered (ambiguous), key points
+#: to synthesise from several chunks (open_ended).
+RISKY_TYPES = (QuestionType.multi_hop, QuestionType.unanswerable, QuestionType.ambiguous, QuestionType.open_ended)
 
 
 def flags_of(pair: QAPair) -> list[str]:
