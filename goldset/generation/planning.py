@@ -13,7 +13,7 @@ from typing import Any
 from goldset.errors import ConfigError
 from goldset.generation.partners import PartnerFinder
 from goldset.generation.reply import GeneratedPairs, reply_model
-from goldset.generation.settings import GenerateSettings
+from goldset.generation.settings import LATER_TYPES, TYPE_GENERATIONS, GenerateSettings
 from goldset.hashing import hash_obj
 from goldset.prompts import Prompt, load_prompt
 from goldset.schema import (
@@ -41,22 +41,6 @@ MULTI_HOP_FALLBACK = QuestionType.reasoning
 #: an ambiguous question's readings and an open_ended answer's key points usually span two chunks, but one
 #: chunk can hold them too, so those two keep their type without a partner.
 PARTNER_TYPES = (QuestionType.multi_hop, QuestionType.ambiguous, QuestionType.open_ended)
-#: The question types in the order goldset gained them. The draw adds each later group on top of the earlier
-#: groups' draw (:func:`plan_types`), so giving a new type a weight changes only the chunks that draw it: every
-#: other chunk is asked exactly what it was asked before, and its call stays a journal hit.
-TYPE_GENERATIONS: tuple[tuple[QuestionType, ...], ...] = (
-    (
-        QuestionType.factual,
-        QuestionType.reasoning,
-        QuestionType.comparison,
-        QuestionType.multi_hop,
-        QuestionType.procedural,
-        QuestionType.unanswerable,
-    ),
-    (QuestionType.ambiguous, QuestionType.open_ended),
-)
-#: Types added after the first six: a workspace prompt written before them does not describe them.
-LATER_TYPES = tuple(t for group in TYPE_GENERATIONS[1:] for t in group)
 
 # ------------------------------------------------------------------------------------------------ planning
 

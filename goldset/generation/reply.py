@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from goldset.generation.settings import TYPE_GENERATIONS
 from goldset.schema import (
     QuestionType,
 )
@@ -18,7 +19,7 @@ SCHEMA_NAME = "qa_pairs"
 #: The types every call's schema lists (the ones goldset started with). A later type is listed only in the
 #: schema of a call that asks for it (:func:`reply_model`), so adding one leaves every other call's request, and
 #: so its journal key, as it was.
-BASE_TYPES = ("factual", "reasoning", "comparison", "multi_hop", "procedural", "unanswerable")
+BASE_TYPES = tuple(t.value for t in TYPE_GENERATIONS[0])
 #: The evidence description of a call that asks for a later type.
 LATER_EVIDENCE = (
     "One to three quotes supporting the answer (ambiguous: at least one per reading; open_ended: one per key "

@@ -8,6 +8,24 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from goldset.schema import QuestionType
 
+#: The question types in the order goldset gained them. The draw adds each later group on top of the earlier
+#: groups' draw (:func:`goldset.generation.planning.plan_types`), and a call's reply schema lists the first group
+#: and the later types drawn (:func:`goldset.generation.reply.reply_model`), so giving a new type a weight changes
+#: only the chunks that draw it: every other chunk is asked exactly what it was asked before, and its call stays
+#: a journal hit.
+TYPE_GENERATIONS: tuple[tuple[QuestionType, ...], ...] = (
+    (
+        QuestionType.factual,
+        QuestionType.reasoning,
+        QuestionType.comparison,
+        QuestionType.multi_hop,
+        QuestionType.procedural,
+        QuestionType.unanswerable,
+    ),
+    (QuestionType.ambiguous, QuestionType.open_ended),
+)
+#: Types added after the first six: a workspace prompt written before them does not describe them.
+LATER_TYPES = tuple(t for group in TYPE_GENERATIONS[1:] for t in group)
 #: Relative weights (they need not add up to 1). The six original types keep the numbers they always had;
 #: ``ambiguous`` and ``open_ended`` came later with 0.05 each (about 4.5% of the draws each, 1/1.10 of the rest
 #: for the six). The draw (:func:`goldset.generation.planning.plan_types`) adds later types on top of the older
