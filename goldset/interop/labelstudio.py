@@ -17,8 +17,12 @@ chunk at export is not highlighted and does not come back. Evidence comes back i
 (by chunk id, then by position in the chunk).
 
 **Import** reads this file, or a Label Studio project export (JSON) of such tasks: the pairs as the tasks show them.
-Annotations are not applied here (an import makes new candidate pairs); apply a review project's decisions to the
-workspace's pairs with ``goldset review import``.
+The quotes come from the ``quote`` highlights of the task's predictions, else of its latest annotation that has
+them. Label Studio's quick JSON export lists predictions by id only: a task whose highlights are then nowhere in the
+file comes in without evidence, tagged ``import:evidence-not-located``, and the report says to export a snapshot
+with predictions in full (serialization option ``predictions: {only_id: false}``). Annotations are not applied
+here (an import makes new candidate pairs); apply a review project's decisions to the workspace's pairs with
+``goldset review import``.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from goldset.errors import InputError
 from goldset.interop.base import Context, ExportJob, FieldMap, Format, Lost, ReadResult, Row
-from goldset.interop.fields import optional_str
+from goldset.interop.fields import NOT_LOCATED, optional_str
 from goldset.review.config import QUOTE
 from goldset.review.tasks import NO_EVIDENCE
 
@@ -55,6 +59,10 @@ LOST = (
     Lost("checks", "shown as data.flags, not read back; `goldset filter` checks imported pairs again"),
     Lost("review", "annotations are not applied by an import (`goldset review import` applies them)"),
 )
+class _NoQuotes(Exception):
+    """The task shows evidence but the file has no quote highlight for it (predictions exported by id only)."""
+
+
 _HEADER = re.compile(r"(?:\A|\n\n)── ([^\n]*)\n")
 _GONE = re.compile(r"^(?P<doc>.*) \(chunk (?P<cid>\S+) is no longer in the KB; its quotes follow\)$")
 
@@ -109,22 +117,29 @@ def _sections(evidence: str) -> list[tuple[int, int, str]]:
     ]
 
 
+def _regions(results: Any) -> list[dict[str, Any]]:
+    out = []
+    for item in results if isinstance(results, list) else []:
+        if not isinstance(item, dict) or item.get("from_name") != QUOTE:
+            continue
+        value = item.get("value")
+        if isinstance(value, dict) and isinstance(value.get("text"), str) and isinstance(value.get("start"), int):
+            out.append(value)
+    return out
+
+
 def _quote_regions(task: dict[str, Any]) -> list[dict[str, Any]]:
-    """The ``quote`` label regions of the task's predictions (goldset's own first), by position."""
-    preds = task.get("predictions") or []
-    if not isinstance(preds, list):
-        return []
-    regions = []
-    for pred in sorted((p for p in preds if isinstance(p, dict)), key=lambda p: p.get("model_version") != "goldset"):
-        for item in pred.get("result") or []:
-            if not isinstance(item, dict) or item.get("from_name") != QUOTE:
-                continue
-            value = item.get("value")
-            if isinstance(value, dict) and isinstance(value.get("text"), str) and isinstance(value.get("start"), int):
-                regions.append(value)
+    """The ``quote`` label regions of the task, by position: from its predictions (goldset's own first), else from
+    its latest annotation that has them (a reviewer's annotation starts from the prediction)."""
+    preds = [p for p in task.get("predictions") or [] if isinstance(p, dict)]
+    anns = [a for a in task.get("annotations") or [] if isinstance(a, dict) and not a.get("was_cancelled")]
+    candidates = sorted(preds, key=lambda p: p.get("model_version") != "goldset")
+    candidates += sorted(anns, key=lambda a: str(a.get("updated_at") or a.get("created_at") or ""), reverse=True)
+    for source in candidates:
+        regions = _regions(source.get("result"))
         if regions:
-            break
-    return sorted(regions, key=lambda v: v["start"])
+            return sorted(regions, key=lambda v: v["start"])
+    return []
 
 
 def contexts_of(data: dict[str, Any], task: dict[str, Any], where: str) -> list[Context]:
@@ -134,8 +149,11 @@ def contexts_of(data: dict[str, Any], task: dict[str, Any], where: str) -> list[
     if not isinstance(evidence, str) or evidence == NO_EVIDENCE:
         return []
     sections = _sections(evidence)
+    regions = _quote_regions(task)
+    if sections and not regions:
+        raise _NoQuotes
     out = []
-    for value in _quote_regions(task):
+    for value in regions:
         start = _utf16_to_index(evidence, value["start"])
         section = next((s for s in sections if s[0] <= start <= s[1]), None)
         if section is None:
@@ -164,6 +182,7 @@ def read(path: Path) -> ReadResult:
         raise InputError(f"{path}: expected a list of tasks (a Label Studio JSON import or export file)")
     rows: list[Row] = []
     annotated = 0
+    no_quotes: list[str] = []
     for i, task in enumerate(tasks, start=1):
         where = f"{path}: task {i}"
         data = task.get("data") if isinstance(task, dict) else None
@@ -173,6 +192,12 @@ def read(path: Path) -> ReadResult:
             raise InputError(f"{where}: no pair_id in its data; it was not made by goldset")
         if task.get("annotations"):
             annotated += 1
+        tags: list[str] = []
+        try:
+            contexts = contexts_of(data, task, where)
+        except _NoQuotes:
+            contexts, tags = [], [NOT_LOCATED]
+            no_quotes.append(where)
         rows.append(Row(
             where=where,
             question=data.get("question"),
@@ -180,9 +205,17 @@ def read(path: Path) -> ReadResult:
             question_type=optional_str(data.get("question_type"), where, "question_type"),
             language=optional_str(data.get("language"), where, "language"),
             id=data["pair_id"],
-            contexts=contexts_of(data, task, where),
+            contexts=contexts,
+            tags=tags,
         ))  # fmt: skip
     notes = []
+    if no_quotes:
+        notes.append(
+            f"{len(no_quotes)} task(s) show evidence but the file holds no quote highlight for them ({no_quotes[0]} "
+            f"…): imported without evidence and tagged {NOT_LOCATED}. Label Studio's quick JSON export lists "
+            "predictions by id only; export a snapshot with predictions in full (serialization option predictions "
+            "only_id=false), or import the task file goldset wrote"
+        )
     if annotated:
         notes.append(
             f"{annotated} task(s) carry annotations: not applied (the pairs come in as the tasks show them); "
