@@ -236,3 +236,25 @@ def test_files_the_libraries_write_themselves_import_with_a_type(dataset: Path, 
         assert pair.id == pair_id([chunk], "procedural", pair.question)
         assert pair.language == ("zh" if fmt == "ragas" else "en")
     assert report.evidence == {"folded": 1}, "two spaces where the chunk has one: found once whitespace is folded"
+
+
+def test_ragas_run_rows_follow_the_schema_and_load(tmp_path: Path) -> None:
+    from goldset.interop import export_run
+    from tests.helpers import eval_data
+
+    ds = eval_data.make_dataset(tmp_path / "eval-ds")
+    run_file = eval_data.write_run_file(tmp_path / "run.jsonl",
+                                        [eval_data.perfect_sample(p) for p in eval_data.evaluated_pairs()])  # fmt: skip
+    out = tmp_path / "run-ragas.jsonl"
+    export_run(run_file, out, dataset=ds)
+    rows = _jsonl(out)
+    extra = RAGAS_EXTRA | {"error", "goldset_scores"}
+    for row in rows:
+        assert set(row) - set(RagasSingleTurnSample.model_fields) == extra
+        sample = RagasSingleTurnSample.model_validate({k: v for k, v in row.items() if k not in extra})
+        assert sample.response is not None and sample.retrieved_contexts is not None
+    if library_python("ragas") is None:
+        return  # the schema check above stands; the library's own load runs where an interpreter has it
+    loaded = run_with_library("ragas", RAGAS_LOAD, str(out))
+    assert [s["response"] for s in loaded] == [r["response"] for r in rows]
+    assert [s.get("retrieved_contexts", []) for s in loaded] == [r["retrieved_contexts"] for r in rows]
