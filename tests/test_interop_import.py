@@ -24,6 +24,8 @@ def test_where_a_context_is_found() -> None:
     assert how == "found" and ev is not None and ev.chunk_id == "k-ports", "a wrong chunk id is corrected"
     ev, how = locate(Context("A  port below\n1024 needs root rights．"))
     assert how == "folded" and ev is not None and ev.quote == "A  port below\n1024 needs root rights．"
+    ev, how = locate(Context("…below 1024 needs root rights...", doc_id="guide/config.md"))
+    assert how == "folded" and ev is not None and ev.chunk_id == "k-ports", "an ellipsis at either end is ignored"
     ev, how = locate(Context("wombat purge"))
     assert how == "ambiguous" and ev is not None and ev.chunk_id == "k-cache", "several chunks hold it"
     ev, how = locate(Context("wombat purge", doc_id="zh/cache.md"))

@@ -46,6 +46,11 @@ def _load_datasets(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
     return datasets
 
 
+def _item(feature: Any) -> Any:
+    """The item type of a list feature (datasets >= 4: List(feature); older: [feature])."""
+    return feature.feature if hasattr(feature, "feature") else feature[0]
+
+
 def _front_matter(card: str) -> dict[str, Any]:
     assert card.startswith("---\n")
     return yaml.safe_load(card.split("---\n", 2)[1])
@@ -61,7 +66,7 @@ def test_the_hugging_face_folder_loads_with_datasets(
     pairs = datasets.load_dataset(str(folder), cache_dir=cache)["test"]
     corpus = datasets.load_dataset(str(folder), "corpus", cache_dir=cache)["corpus"]
     assert pairs.num_rows == len(make_pairs()) and corpus.num_rows == 7
-    assert pairs.features["evidence"][0]["quote"].dtype == "string"
+    assert _item(pairs.features["evidence"])["quote"].dtype == "string"
     assert pairs.features["golden"].dtype == "bool"
     rows = {r["id"]: r for r in pairs}
     assert rows["p-zh-comparison"]["answer"] == "缓存保留十五分钟；\n每个客户端每秒最多十个请求。"
@@ -88,7 +93,7 @@ def test_a_set_without_any_evidence_still_loads_with_typed_columns(
     export_pairs("hf", folder, dataset=only)
     pairs = datasets.load_dataset(str(folder), cache_dir=str(tmp_path / "c"))["test"]
     assert pairs.num_rows == 2
-    assert pairs.features["evidence"][0]["chunk_id"].dtype == "string"
+    assert _item(pairs.features["evidence"])["chunk_id"].dtype == "string"
 
 
 def test_the_dataset_card_states_version_counts_and_quality(dataset: Path, tmp_path: Path) -> None:

@@ -120,6 +120,7 @@ def export_run(
     from goldset.evaluation.run_files import read_run_file
     from goldset.evaluation.runs import read_run
     from goldset.interop import ragas
+    from goldset.interop.fields import json_text
     from goldset.io import atomic_write_text
     from goldset.workspace import optional_workspace
 
@@ -163,8 +164,6 @@ def export_run(
         notes.append(f"{failed} failed sample(s) are written with an empty response and their error (goldset scores "
                      "them as failures); filter on the error column to leave them out")  # fmt: skip
     target = Path(out) if out is not None else Path("ragas-run.jsonl")
-    from goldset.interop.fields import json_text
-
     atomic_write_text(target, json_text(rows, ascii_only=True))
     return ExportReport(
         format="ragas",

@@ -100,16 +100,16 @@ def reference_contexts(
     return out
 
 
-def reviewed(pair: QAPair, manifest: Manifest | None) -> bool:
-    """Whether an expert decided on the pair (a release's unreviewed golden pairs were not)."""
+def reviewed(pair: QAPair, unreviewed: set[str]) -> bool:
+    """Whether an expert decided on the pair (``unreviewed``: a release's golden pairs nobody reviewed)."""
     from goldset.schema import PairStatus
 
-    if manifest is not None and pair.id in set(manifest.unreviewed_ids):
+    if pair.id in unreviewed:
         return False
     return pair.status is PairStatus.accepted or bool(pair.review.decisions)
 
 
-def pair_row(pair: QAPair, manifest: Manifest | None, golden: set[str]) -> dict[str, Any]:
+def pair_row(pair: QAPair, manifest: Manifest | None, golden: set[str], unreviewed: set[str]) -> dict[str, Any]:
     """A pair as a table row, with the columns of :func:`goldset.load`'s DataFrame."""
     return {
         "id": pair.id,
@@ -119,7 +119,7 @@ def pair_row(pair: QAPair, manifest: Manifest | None, golden: set[str]) -> dict[
         "language": pair.language,
         "status": pair.status.value,
         "golden": pair.id in golden,
-        "reviewed": reviewed(pair, manifest),
+        "reviewed": reviewed(pair, unreviewed),
         "evidence": [e.model_dump(mode="json") for e in pair.evidence],
         "chunk_ids": pair.chunk_ids,
         "doc_ids": pair.doc_ids,
@@ -214,8 +214,53 @@ def aligned(values: list[str], hints: Any, where: str, name: str) -> list[str | 
 # ------------------------------------------------------------------------------------------------ importing
 
 
+class _TextIndex:
+    """The texts of the chunks joined into one string, to find every chunk holding a needle with ``str.find``
+    (one pass in C over the corpus instead of a Python loop over its chunks)."""
+
+    SEP = "\x00"
+
+    def __init__(self, texts: list[str]) -> None:
+        self.starts: list[int] = []
+        pos = 0
+        for t in texts:
+            self.starts.append(pos)
+            pos += len(t) + 1
+        self.text = self.SEP.join(texts)
+
+    def hits(self, needle: str) -> list[int]:
+        """Indexes of the texts holding ``needle``, in order."""
+        from bisect import bisect_right
+
+        out: list[int] = []
+        if not needle or self.SEP in needle:
+            return out
+        at = self.text.find(needle)
+        while at >= 0:
+            k = bisect_right(self.starts, at) - 1
+            out.append(k)
+            at = self.text.find(needle, self.starts[k + 1]) if k + 1 < len(self.starts) else -1
+        return out
+
+
+def fold(text: str, *, quote: bool = False) -> str:
+    """Whitespace collapsed and NFKC-folded (a ``quote`` also loses a leading or trailing ellipsis): the form the
+    evidence filter compares quotes in (:func:`goldset.filters.evidence.quote_found` confirms every match found
+    this way)."""
+    import re
+    import unicodedata
+
+    from goldset.text import normalize_ws
+
+    if quote:
+        text = re.sub(r"^(?:\.\.\.|…)\s*|\s*(?:\.\.\.|…)$", "", text.strip())
+    return normalize_ws(unicodedata.normalize("NFKC", text))
+
+
 class Locator:
-    """Finds the known chunk a context comes from (module docstring). Pure lookups; no I/O."""
+    """Finds the known chunk a context comes from (module docstring). Pure lookups; no I/O. The chunks are
+    searched through one joined text (built on first use), so a foreign file of thousands of rows is located
+    against a KB of thousands of chunks in seconds."""
 
     def __init__(self, chunks: Mapping[str, Chunk]) -> None:
         self.chunks = chunks
@@ -223,18 +268,27 @@ class Locator:
         self._by_text: dict[tuple[str, str], Chunk] = {}
         for c in self._ordered:
             self._by_text.setdefault((c.doc_id, c.text), c)
+        self._exact: _TextIndex | None = None
+        self._folded: _TextIndex | None = None
 
-    def _candidates(self, doc_id: str | None) -> list[Chunk]:
-        if doc_id is None:
-            return self._ordered
-        first = [c for c in self._ordered if c.doc_id == doc_id]
-        return first + [c for c in self._ordered if c.doc_id != doc_id]
+    def _hits(self, text: str) -> tuple[list[Chunk], str]:
+        from goldset.filters.evidence import quote_found
+
+        if self._exact is None:
+            self._exact = _TextIndex([c.text for c in self._ordered])
+        hits = [self._ordered[k] for k in self._exact.hits(text.strip())]
+        if hits:
+            return hits, "found"
+        if self._folded is None:
+            self._folded = _TextIndex([fold(c.text) for c in self._ordered])
+        found = [self._ordered[k] for k in self._folded.hits(fold(text, quote=True))]
+        return [c for c in found if quote_found(text, c.text)], "folded"
 
     def locate(self, ctx: Context) -> tuple[Evidence | None, str]:
         """(evidence, how): how is ``named`` (in the chunk the file named, by id or by its whole text), ``found``
         (verbatim elsewhere), ``folded`` (after folding whitespace and width), ``ambiguous`` (several chunks hold
-        it: the file's document first, then the first by document and id), ``unchecked`` (no chunk known: the
-        file's ids kept), ``not-found`` or ``no-corpus``."""
+        it: the one in the file's document if it is the only one there, else the first by document and id),
+        ``unchecked`` (no chunk known: the file's ids kept), ``not-found`` or ``no-corpus``."""
         from goldset.filters.evidence import quote_found
         from goldset.schema import Evidence
 
@@ -248,19 +302,14 @@ class Locator:
             named = self._by_text.get((ctx.doc_id or "", ctx.chunk_text))
         if named is not None and quote_found(text, named.text):
             return Evidence(chunk_id=named.id, doc_id=named.doc_id, quote=text), "named"
-        needle = text.strip()
-        candidates = self._candidates(ctx.doc_id)
-        hits = [c for c in candidates if needle in c.text]
-        how = "found"
-        if not hits:
-            hits = [c for c in candidates if quote_found(text, c.text)]
-            how = "folded"
+        hits, how = self._hits(text)
         if not hits:
             return None, "not-found"
-        if len(hits) > 1 and not (ctx.doc_id and hits[0].doc_id == ctx.doc_id and hits[1].doc_id != ctx.doc_id):
+        in_doc = [c for c in hits if ctx.doc_id is not None and c.doc_id == ctx.doc_id]
+        chosen = (in_doc or hits)[0]
+        if len(in_doc) > 1 or (not in_doc and len(hits) > 1):
             how = "ambiguous"
-        chunk = hits[0]
-        return Evidence(chunk_id=chunk.id, doc_id=chunk.doc_id, quote=text), how
+        return Evidence(chunk_id=chosen.id, doc_id=chosen.doc_id, quote=text), how
 
 
 @dataclass

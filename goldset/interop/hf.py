@@ -267,7 +267,8 @@ def write(job: ExportJob, out: Path) -> list[Path]:
     if out.exists() and not out.is_dir():
         raise InputError(f"{out}: is a file; the Hugging Face export is a folder")
     golden = golden_ids(job.pairs, job.manifest)
-    rows = [pair_row(p, job.manifest, golden) for p in job.pairs]
+    unreviewed = set(job.manifest.unreviewed_ids) if job.manifest is not None else set()
+    rows = [pair_row(p, job.manifest, golden, unreviewed) for p in job.pairs]
     chunks = corpus_chunks(job)
     files = [out / PAIRS_PATH, out / CORPUS_PATH, out / CARD]
     atomic_write_text(files[0], json_text(rows))
