@@ -1,0 +1,146 @@
+"""`goldset export` and `goldset import`: thin wrappers over :mod:`goldset.interop`."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from goldset.cli._common import WorkspaceOption, console, err_console
+
+app = typer.Typer()
+
+FORMAT_NAMES = "ragas, deepeval, hf, labelstudio, csv"
+#: Library parameter → the option that sets it (a library error names its parameter; the CLI user reads the flag).
+FLAGS = {
+    "format": "--format",
+    "dataset": "--dataset",
+    "status": "--status",
+    "contexts": "--contexts",
+    "out": "--out",
+    "corpus": "--corpus",
+    "question_type": "--type",
+    "run": "--run",
+}
+_PARAM = re.compile(r"\b(" + "|".join(FLAGS) + r")=(?=\W|$)|^(" + "|".join(FLAGS) + r")\b(?=[ :])")
+
+
+def as_flags(text: str) -> str:
+    """``pass dataset=`` → ``pass --dataset``; a leading ``status 'x':`` → ``--status 'x':``."""
+    return _PARAM.sub(lambda m: FLAGS[m[1] or m[2]], text)
+
+
+@contextmanager
+def _flag_names() -> Iterator[None]:
+    from goldset.errors import GoldsetError
+
+    try:
+        yield
+    except GoldsetError as exc:
+        exc.args = (as_flags(str(exc)),)  # the message is args[0]: same error, same exit code, the flags' names
+        raise
+
+
+def _print_lines(title: str, lines: list[str], limit: int = 10) -> None:
+    if not lines:
+        return
+    out = console()
+    out.print(title)
+    for line in lines[:limit]:
+        out.print(f"  {line}", markup=False)
+    if len(lines) > limit:
+        out.print(f"  … and {len(lines) - limit} more")
+
+
+@app.command("export")
+def export(
+    format: Annotated[str, typer.Option("--format", "-f", help=f"Target format: {FORMAT_NAMES}.")],
+    dataset: Annotated[
+        str | None,
+        typer.Option("--dataset", "-d", help="Dataset folder or release (e.g. v1.2.0); default: workspace data/."),
+    ] = None,
+    status: Annotated[
+        str, typer.Option("--status", help="golden (the golden set), all, or one status (accepted, passed, …).")
+    ] = "golden",
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out",
+            "-o",
+            help="File (hf: folder) to write; default: ragas.jsonl, deepeval.json, hf-dataset/, labelstudio.json, "
+            "pairs.csv, ragas-run.jsonl (--run).",
+        ),
+    ] = None,
+    run: Annotated[
+        str | None,
+        typer.Option("--run", help="RAGAS only: export this run (a run folder or id, or a run file) instead of pairs."),
+    ] = None,
+    contexts: Annotated[
+        str, typer.Option("--contexts", help="ragas/deepeval reference contexts: quotes (evidence) or chunks (whole).")
+    ] = "quotes",
+    license: Annotated[
+        str | None, typer.Option("--license", help="hf: the dataset card's license (e.g. mit, cc-by-4.0).")
+    ] = None,
+    workspace: WorkspaceOption = None,
+) -> None:
+    """Export the golden set (or every pair) for RAGAS, DeepEval, Hugging Face, Label Studio or a spreadsheet."""
+    from goldset.errors import UsageError
+    from goldset.interop.exporter import export_pairs, export_run
+
+    with _flag_names():
+        if run is not None:
+            if format != "ragas":
+                raise UsageError(f"--run: a run is exported for RAGAS only (--format ragas), not {format}")
+            if status != "golden":
+                raise UsageError("--status chooses pairs; a run export takes the run's samples")
+            report = export_run(run, out, dataset=dataset, contexts=contexts, ws=workspace)  # type: ignore[arg-type]
+        else:
+            report = export_pairs(format, out, dataset=dataset, status=status, contexts=contexts,  # type: ignore[arg-type]
+                                  license=license, ws=workspace)  # fmt: skip
+    shown = ", ".join(str(f) for f in report.files)
+    console().print(f"wrote {report.rows} {'sample' if run else 'pair'}(s) of {report.source} ({report.selection}) "
+                    f"as {report.format} to {shown}", markup=False)  # fmt: skip
+    _print_lines("fields:", report.mapping, limit=len(report.mapping))
+    _print_lines("not carried:", report.lost, limit=len(report.lost))
+    for note in report.notes:
+        err_console().print(f"note: {note}", markup=False)
+
+
+@app.command("import")
+def import_(
+    file: Annotated[Path, typer.Argument(help="The file to import (hf: the folder).")],
+    format: Annotated[str, typer.Option("--format", "-f", help=f"Its format: {FORMAT_NAMES}.")],
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", "-o", help="Write a new dataset folder instead of adding to the workspace's data/."),
+    ] = None,
+    corpus: Annotated[
+        str | None,
+        typer.Option("--corpus", help="Dataset folder, release or chunks .jsonl to find evidence in (besides the KB)."),
+    ] = None,
+    question_type: Annotated[
+        str | None, typer.Option("--type", help="Question type of rows whose file gives none (else they are refused).")
+    ] = None,
+    workspace: WorkspaceOption = None,
+) -> None:
+    """Import pairs from RAGAS, DeepEval, Hugging Face, Label Studio or CSV as candidates (then `goldset filter`)."""
+    from goldset.interop.importer import import_pairs
+
+    with _flag_names():
+        report = import_pairs(format, file, out=out, corpus=corpus, question_type=question_type, ws=workspace)
+    out_console = console()
+    there = f", {len(report.already_there)} already there (left as they are)" if report.already_there else ""
+    out_console.print(f"read {len(report.pairs)} pair(s) from {report.source}: {len(report.added)} added to "
+                      f"{report.written_to} as candidates{there}", markup=False)  # fmt: skip
+    if report.evidence:
+        out_console.print("evidence: " + ", ".join(f"{how} {n}" for how, n in report.evidence.items()), markup=False)
+    _print_lines("contexts left out of the evidence (pairs tagged import:evidence-not-located):", report.unlocated)
+    _print_lines("not carried:", report.lost, limit=len(report.lost))
+    for note in report.notes:
+        err_console().print(f"note: {note}", markup=False)
+    if report.added and out is None:
+        out_console.print("next: `goldset filter` checks them, `goldset review sample` puts them before experts")
