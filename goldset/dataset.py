@@ -9,14 +9,15 @@ folder with DVC, and evaluation reads any such folder (or a released version of 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from goldset.errors import InputError
 from goldset.hashing import sha256_hex
 from goldset.io import read_json, read_jsonl, write_json, write_jsonl
-from goldset.schema import Chunk, Manifest, QAPair
+from goldset.schema import Chunk, Manifest, PairStatus, QAPair
 from goldset.schema.manifest import CHUNKS_FILE, MANIFEST_FILE, PAIRS_FILE
 
 
@@ -32,12 +33,59 @@ class Dataset:
     #: chunks they cite: a retriever searching it faces the real knowledge base.
     whole_corpus: bool = False
 
+    def golden_ids(self) -> set[str]:
+        """The golden set: a release's list (``manifest.golden_ids``), else the passed and accepted pairs (a working
+        copy). The one definition evaluation, exports, ``goldset.load`` and changelogs use."""
+        return golden_ids(self.pairs, self.manifest)
+
     def pair(self, pair_id: str) -> QAPair:
         """The pair with this id; KeyError when there is none."""
         for p in self.pairs:
             if p.id == pair_id:
                 return p
         raise KeyError(pair_id)
+
+
+def golden_ids(pairs: Iterable[QAPair], manifest: Manifest | None) -> set[str]:
+    """See :meth:`Dataset.golden_ids`."""
+    if manifest is not None and manifest.golden_ids:
+        return set(manifest.golden_ids)
+    return {p.id for p in pairs if p.status in (PairStatus.passed, PairStatus.accepted)}
+
+
+def was_reviewed(pair: QAPair, unreviewed: Collection[str] = ()) -> bool:
+    """An expert decided on the pair (``unreviewed``: a release's golden pairs nobody reviewed)."""
+    if pair.id in unreviewed:
+        return False
+    return pair.status is PairStatus.accepted or bool(pair.review.decisions)
+
+
+#: The columns of a pair as a table row (:func:`pair_row`): ``goldset.load``'s DataFrame and the exports.
+PAIR_COLUMNS = (
+    "id", "question", "answer", "question_type", "language", "status", "golden", "reviewed", "evidence",
+    "chunk_ids", "doc_ids", "tags", "version",
+)  # fmt: skip
+
+
+def pair_row(
+    pair: QAPair, manifest: Manifest | None, golden: Collection[str], unreviewed: Collection[str]
+) -> dict[str, Any]:
+    """A pair as a table row with the :data:`PAIR_COLUMNS`."""
+    return {
+        "id": pair.id,
+        "question": pair.question,
+        "answer": pair.answer,
+        "question_type": pair.question_type.value,
+        "language": pair.language,
+        "status": pair.status.value,
+        "golden": pair.id in golden,
+        "reviewed": was_reviewed(pair, unreviewed),
+        "evidence": [e.model_dump(mode="json") for e in pair.evidence],
+        "chunk_ids": pair.chunk_ids,
+        "doc_ids": pair.doc_ids,
+        "tags": list(pair.tags),
+        "version": manifest.version if manifest is not None else None,
+    }
 
 
 def read_dataset(folder: Path) -> Dataset:

@@ -96,11 +96,8 @@ def select_pairs(dataset: Dataset) -> tuple[list[QAPair], str | None]:
 
     Returns the pairs (sorted by id) and a note for the user when the fallback was used.
     """
-    if dataset.manifest is not None and dataset.manifest.golden_ids:
-        golden = set(dataset.manifest.golden_ids)
-        return sorted((p for p in dataset.pairs if p.id in golden), key=lambda p: p.id), None
-    kept = {PairStatus.passed, PairStatus.accepted}
-    chosen = [p for p in dataset.pairs if p.status in kept]
+    golden = dataset.golden_ids()
+    chosen = [p for p in dataset.pairs if p.id in golden]
     note = None
     if not chosen:
         dropped = {PairStatus.rejected, PairStatus.retired}

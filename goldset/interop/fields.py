@@ -32,7 +32,7 @@ from goldset.interop.base import Context, ContextMode, Row
 
 if TYPE_CHECKING:
     from goldset.dataset import Dataset
-    from goldset.schema import Chunk, Evidence, Manifest, QAPair
+    from goldset.schema import Chunk, Evidence, QAPair
 
 #: Tag on an imported pair some of whose contexts were found in no known chunk.
 NOT_LOCATED = "import:evidence-not-located"
@@ -98,43 +98,6 @@ def reference_contexts(
         if notes is not None:
             notes.append(f"{pair.id}: chunk {cid} is not in the dataset; its quotes were written instead of its text")
     return out
-
-
-def reviewed(pair: QAPair, unreviewed: set[str]) -> bool:
-    """Whether an expert decided on the pair (``unreviewed``: a release's golden pairs nobody reviewed)."""
-    from goldset.schema import PairStatus
-
-    if pair.id in unreviewed:
-        return False
-    return pair.status is PairStatus.accepted or bool(pair.review.decisions)
-
-
-def pair_row(pair: QAPair, manifest: Manifest | None, golden: set[str], unreviewed: set[str]) -> dict[str, Any]:
-    """A pair as a table row, with the columns of :func:`goldset.load`'s DataFrame."""
-    return {
-        "id": pair.id,
-        "question": pair.question,
-        "answer": pair.answer,
-        "question_type": pair.question_type.value,
-        "language": pair.language,
-        "status": pair.status.value,
-        "golden": pair.id in golden,
-        "reviewed": reviewed(pair, unreviewed),
-        "evidence": [e.model_dump(mode="json") for e in pair.evidence],
-        "chunk_ids": pair.chunk_ids,
-        "doc_ids": pair.doc_ids,
-        "tags": list(pair.tags),
-        "version": manifest.version if manifest is not None else None,
-    }
-
-
-def golden_ids(pairs: Iterable[QAPair], manifest: Manifest | None) -> set[str]:
-    """The golden set's ids: the manifest's, else the passed and accepted pairs'."""
-    from goldset.schema import PairStatus
-
-    if manifest is not None and manifest.golden_ids:
-        return set(manifest.golden_ids)
-    return {p.id for p in pairs if p.status in (PairStatus.passed, PairStatus.accepted)}
 
 
 def json_text(rows: Iterable[dict[str, Any]], *, ascii_only: bool = False) -> str:

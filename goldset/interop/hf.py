@@ -28,9 +28,10 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from goldset.dataset import golden_ids, pair_row
 from goldset.errors import InputError
 from goldset.interop.base import Context, ExportJob, FieldMap, Format, Lost, ReadResult, Row
-from goldset.interop.fields import golden_ids, json_text, optional_str, pair_row, read_json_records, str_list
+from goldset.interop.fields import json_text, optional_str, read_json_records, str_list
 
 if TYPE_CHECKING:
     from goldset.schema import Chunk, Manifest

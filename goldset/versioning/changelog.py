@@ -97,16 +97,9 @@ class VersionDiff:
         )  # fmt: skip
 
 
-def golden_ids(dataset: Dataset) -> list[str]:
-    """The golden set of a dataset: its release manifest's list, else its accepted and passed pairs."""
-    if dataset.manifest is not None and dataset.manifest.golden_ids:
-        return list(dataset.manifest.golden_ids)
-    return sorted(p.id for p in dataset.pairs if p.status in (PairStatus.accepted, PairStatus.passed))
-
-
 def side_of(name: str, dataset: Dataset) -> Side:
     manifest: Manifest | None = dataset.manifest
-    ids = set(golden_ids(dataset))
+    ids = dataset.golden_ids()
     golden = [p for p in dataset.pairs if p.id in ids]
     shards = [n for n in (manifest.files if manifest else {}) if is_shard(n)]
     return Side(
@@ -145,14 +138,14 @@ def _left_reason(old: QAPair, new: QAPair | None, golden_rule: str | None) -> st
 
 def diff_datasets(old: Dataset | None, new: Dataset, old_name: str | None, new_name: str) -> VersionDiff:
     """The changes from ``old`` (None: nothing before, every golden pair is added) to ``new``."""
-    new_ids = golden_ids(new)
+    new_ids = sorted(new.golden_ids())
     new_by_id = {p.id: p for p in new.pairs}
     diff = VersionDiff(old=side_of(old_name or "", old) if old is not None else None, new=side_of(new_name, new))
     if old is None:
         diff.added = [new_by_id[i] for i in new_ids]
         diff.documents_added = sorted(doc_id_of(n) for n in (new.manifest.files if new.manifest else {}) if is_shard(n))
         return diff
-    old_ids = set(golden_ids(old))
+    old_ids = old.golden_ids()
     old_by_id = {p.id: p for p in old.pairs}
     rule = new.manifest.golden_rule if new.manifest else None
     new_set = set(new_ids)

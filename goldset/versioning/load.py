@@ -415,39 +415,17 @@ def load(
     manifest = read_json(folder / MANIFEST_FILE, Manifest)
     golden = set(manifest.golden_ids)
     unreviewed = set(manifest.unreviewed_ids)
+    from goldset.dataset import PAIR_COLUMNS, pair_row
+
     rows: list[dict[str, Any]] = []
     for pair in read_records(folder / PAIRS_FILE, QAPair):
         is_golden = pair.id in golden
         if (status == "golden" and not is_golden) or (status not in ("golden", "all") and pair.status.value != status):
             continue
-        rows.append(
-            {
-                "id": pair.id,
-                "question": pair.question,
-                "answer": pair.answer,
-                "question_type": pair.question_type.value,
-                "language": pair.language,
-                "status": pair.status.value,
-                "golden": is_golden,
-                "reviewed": (pair.id not in unreviewed) if is_golden else _reviewed(pair),
-                "evidence": [e.model_dump(mode="json") for e in pair.evidence],
-                "chunk_ids": pair.chunk_ids,
-                "doc_ids": pair.doc_ids,
-                "tags": list(pair.tags),
-                "version": manifest.version,
-            }
-        )
+        rows.append(pair_row(pair, manifest, golden, unreviewed))
     import pandas as pd
 
-    columns = ["id", "question", "answer", "question_type", "language", "status", "golden", "reviewed", "evidence",
-               "chunk_ids", "doc_ids", "tags", "version"]  # fmt: skip
-    return pd.DataFrame(rows, columns=columns)
-
-
-def _reviewed(pair: QAPair) -> bool:
-    from goldset.schema import PairStatus
-
-    return pair.status is PairStatus.accepted or bool(pair.review.decisions)
+    return pd.DataFrame(rows, columns=list(PAIR_COLUMNS))
 
 
 def versions(repo: str | Path | None = None, *, ws: WorkspaceLike = None) -> list[Version]:
