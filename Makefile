@@ -6,6 +6,10 @@ BIN    := $(VENV)/bin
 LS_VENV    ?= .ls-venv
 LS_BIN     := $(LS_VENV)/bin/label-studio
 LS_VERSION ?= 1.23.2
+# RAGAS and DeepEval, to load goldset's exports in the interop tests; their pins (langchain, an openai of their
+# own) cannot share goldset's virtualenv either.
+INTEROP_VENV ?= .interop-venv
+INTEROP_PY   := $(INTEROP_VENV)/bin/python
 
 .PHONY: setup test test-openai-lowest lint demo bench clean browser
 
@@ -19,6 +23,12 @@ $(LS_BIN):
 	$(PYTHON) -m venv $(LS_VENV)
 	$(LS_VENV)/bin/python -m pip install -q --upgrade pip
 	$(LS_VENV)/bin/python -m pip install -q 'label-studio==$(LS_VERSION)'
+	@touch $@
+
+$(INTEROP_PY).ok:
+	$(PYTHON) -m venv $(INTEROP_VENV)
+	$(INTEROP_PY) -m pip install -q --upgrade pip
+	$(INTEROP_PY) -m pip install -q 'ragas>=0.3,<0.5' 'langchain-community<0.4' 'deepeval>=3,<5'
 	@touch $@
 
 # Headless Chromium and its driver from Debian for the browser test (installed when missing and we are root).
@@ -36,7 +46,8 @@ lint: setup
 
 # The suite runs under a launcher that starts Label Studio on a free port with a fresh data dir (unless
 # LABEL_STUDIO_URL and LABEL_STUDIO_API_KEY name a server already) and always stops it.
-test: setup lint browser $(LS_BIN)
+test: setup lint browser $(LS_BIN) $(INTEROP_PY).ok
+	GOLDSET_RAGAS_PYTHON=$(abspath $(INTEROP_PY)) GOLDSET_DEEPEVAL_PYTHON=$(abspath $(INTEROP_PY)) \
 	$(BIN)/python -m tests.helpers.labelstudio --ls-bin $(LS_BIN) -- $(BIN)/python -m pytest -q
 
 # The lowest openai release pyproject.toml declares, in a venv of its own, against the tests of the code that uses
@@ -63,4 +74,4 @@ bench: setup $(LS_BIN)
 	$(BIN)/python benchmarks/run_all.py
 
 clean:
-	rm -rf $(VENV) $(LS_VENV) demo-workspace .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(LS_VENV) $(INTEROP_VENV) demo-workspace .pytest_cache .ruff_cache

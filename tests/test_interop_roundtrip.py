@@ -49,7 +49,7 @@ def test_round_trip_keeps_what_the_format_carries(name: str, dataset: Path, tmp_
     for pid, pair in original.items():
         assert carried_view(back[pid], fmt.carried, ordered=ordered) == carried_view(pair, fmt.carried, ordered=ordered)
     assert {p.language for p in back.values()} == {"en", "zh"}
-    assert {p.question_type for p in back.values()} == set(QuestionType), "all six types, both languages"
+    assert {p.question_type for p in back.values()} == set(QuestionType), "every question type, both languages"
     # what is lost is listed by the exporter, and an import defines it
     assert report.lost == fmt.losses()  # type: ignore[attr-defined]
     listed = " ".join(report.lost)  # type: ignore[attr-defined]
