@@ -281,9 +281,14 @@ async def _judge_items(
                 model=plan.endpoint.model, attempts=0,
             )  # fmt: skip
 
+    # Samples in progress at once: enough to keep the client's pool full (a sample's calls go out together), few
+    # enough that the rendered prompts of a 10,000-question run are not all held in memory at the same time.
+    in_progress = asyncio.Semaphore(max(32, 2 * plan.endpoint.settings.concurrency))
+
     async def one(item: JudgeItem) -> SampleResult:
-        kinds = calls_for(item, plan.settings.calls)
-        results = await asyncio.gather(*(call(item, k) for k in kinds))
+        async with in_progress:
+            kinds = calls_for(item, plan.settings.calls)
+            results = await asyncio.gather(*(call(item, k) for k in kinds))
         tick()
         return _interpret(item, dict(zip(kinds, results, strict=True)))
 
