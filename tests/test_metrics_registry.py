@@ -32,7 +32,8 @@ def test_names_resolve_with_and_without_cutoff() -> None:
     assert get_metric("mrr").output_name() == "mrr"
     assert higher_is_better("ndcg@10") is True
     assert higher_is_better("false_refusal") is False
-    assert higher_is_better("faithfulness") is None  # not a registered metric (judge metrics come later)
+    assert higher_is_better("faithfulness") is True and higher_is_better("hallucination") is False  # judge metrics
+    assert higher_is_better("no_such_metric") is None  # a name the registry does not know has no direction
     assert higher_is_better("latency_p95_ms") is False and higher_is_better("ttft_mean_ms") is False
     assert higher_is_better("output_tokens_per_s") is True  # a throughput: more is better
     assert higher_is_better("cost_usd_total") is False and higher_is_better("error_rate") is False

@@ -151,7 +151,7 @@ def test_weighted_overall_score_renormalises_and_reports_left_out() -> None:
     score, used, left_out = weighted_score(overall, DEFAULT_WEIGHTS, ["hallucination"])
     assert left_out == [] and sum(used.values()) == pytest.approx(1.0)
     assert score == pytest.approx(
-        0.25 * o["recall@5"] + 0.15 * o["mrr"] + 0.25 * 0.8 + 0.2 * 0.6 + 0.05 * o["conciseness"] + 0.1 * 0.9
+        0.2 * o["recall@5"] + 0.1 * o["mrr"] + 0.25 * 0.8 + 0.2 * 0.6 + 0.1 * o["conciseness"] + 0.15 * 0.9
     )
     assert weighted_score({}, DEFAULT_WEIGHTS) == (None, {}, sorted(DEFAULT_WEIGHTS))
     # a registered lower-is-better metric is inverted too

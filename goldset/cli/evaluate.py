@@ -15,6 +15,8 @@ from goldset.cli._common import ProgressDisplay, WorkspaceOption, console, err_c
 
 if TYPE_CHECKING:
     from goldset.evaluation.gate import GateResult
+    from goldset.evaluation.judge.estimate import JudgeEstimate
+    from goldset.schema import RunMeta, RunSummary
 
 app = typer.Typer()
 
@@ -39,6 +41,8 @@ FLAGS = {
     "timeout_s": "--timeout",
     "concurrency": "--concurrency",
     "allow_different_settings": "--allow-different-settings",
+    "judge": "--judge",
+    "system_model": "--system-model",
 }
 
 
@@ -120,6 +124,22 @@ def eval_(
     ] = None,
     timeout: Annotated[float | None, typer.Option("--timeout", help="Seconds per question before it fails.")] = None,
     html: Annotated[Path | None, typer.Option("--html", help="Also write the HTML report to this file.")] = None,
+    judge: Annotated[
+        bool | None,
+        typer.Option(
+            "--judge/--no-judge",
+            help="Score answers with the LLM judge (faithfulness, completeness, hallucination, relevancy; at most 3 "
+            "calls per question). Default: when a judge endpoint is configured (eval.judge.enabled).",
+            show_default=False,
+        ),
+    ] = None,
+    system_model: Annotated[
+        str | None,
+        typer.Option("--system-model", help="Model of the system under test (warns when the judge is the same)."),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Only estimate the judge's calls and cost; call nothing, write nothing.")
+    ] = False,
     allow_different_settings: AllowDifferentSettings = False,
     workspace: WorkspaceOption = None,
 ) -> None:
@@ -148,7 +168,14 @@ def eval_(
             raise UsageError("--dataset is required outside a workspace (give a dataset folder)")
         dataset = str(ws.data_dir)
 
-    with ProgressDisplay(disable=run is not None) as show, _flag_names():
+    if dry_run:
+        from goldset.evaluation.judge.estimate import estimate_judging
+
+        with _flag_names():
+            estimate = estimate_judging(dataset, run_file=run, ws=ws, sample=sample, seed=seed, judge=judge)
+        _print_estimate(estimate)
+        return
+    with ProgressDisplay() as show, _flag_names():
         result = evaluate(
             dataset,
             run_file=run,
@@ -163,6 +190,8 @@ def eval_(
             concurrency=concurrency,
             timeout_s=timeout,
             kb=kb,
+            judge=judge,
+            system_model=system_model,
             progress=show,
         )
     # The run's objects live until the process ends: keep the collector from walking them all again while the
@@ -174,6 +203,8 @@ def eval_(
     out_console.print(summary_table(result.summary, width=out_console.width))
     if result.summary.overall_score is not None:
         out_console.print(f"overall score {result.summary.overall_score:.3f}")
+    if result.meta.judge is not None:
+        out_console.print(judge_line(result.meta, result.summary))
     out_console.print(f"run {result.run_id} written to {result.folder}")
     if html is not None:
         from goldset.evaluation.report import write_report
@@ -187,6 +218,35 @@ def eval_(
         if not result.gate.passed:
             raise GateFailed(result.gate.summary_line())
         out_console.print(result.gate.summary_line())
+
+
+def judge_line(meta: RunMeta, summary: RunSummary) -> str:
+    """One line on the judge of a run: model, calls sent and answered by the journal, cost, failures."""
+    from goldset.evaluation.report import judge_info
+
+    failed = sum(summary.judge_failed.values())
+    tail = f"; {failed} judge metric value(s) failed and were left out (see notes)" if failed else ""
+    return f"judge: {judge_info(meta)}{tail}"
+
+
+def _print_estimate(e: JudgeEstimate) -> None:
+    out = console()
+    if not e.enabled:
+        out.print(f"dry run: the judge would not run ({e.reason}); 0 judge calls")
+        return
+    for note in e.notes:
+        err_console().print(f"note: {note}")
+    kinds = ", ".join(f"{k} {n}" for k, n in e.calls_by_kind.items())
+    cost = "unknown (no price)" if e.cost_usd is None else f"${e.cost_usd:.4f}"
+    out.print(
+        f"dry run: judge {e.model} ({e.endpoint}): {e.n_judged} of {e.n_samples} question(s) to judge, "
+        f"{e.calls} judge calls ({kinds}; at most {e.max_calls_per_sample} per question), {e.cached} already in the "
+        f"journal, {e.to_send} to send"
+    )
+    out.print(
+        f"estimated {e.prompt_tokens:,} prompt + {e.completion_tokens:,} completion tokens for the calls to send, "
+        f"cost {cost}" + (f"; {e.embedding_texts} texts to embed" if e.embedding_texts else "")
+    )
 
 
 @app.command()
@@ -285,6 +345,7 @@ def report(
     for note in current.summary.notes:
         err_console().print(f"note: {note}")
     out.print(summary_table(current.summary, base.summary if base else None, width=out.width))
+    out.print(judge_line(current.meta, current.summary))
     for d in diagnose(current.summary):
         colour = "red" if d.severity == "critical" else "yellow"
         out.print(f"[{colour}]likely cause:[/] {d.cause}\n  {d.finding}\n  try: {d.advice}")

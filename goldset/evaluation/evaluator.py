@@ -71,6 +71,12 @@ def _read_baseline(spec: str, ws: Workspace | None, runs_dir: Path, thresholds_p
     return read_run(spec, ws, runs_dir)
 
 
+def judge_journal_path(ws: Workspace | None, runs_dir: Path) -> Path:
+    """The call journal judge calls go through: the workspace's (shared with generation and the filters), else one
+    beside the run folders (evaluation also works outside a workspace)."""
+    return ws.cache_path if ws is not None else runs_dir / ".calls.sqlite"
+
+
 def _questions(sample: dict[str, Any] | None) -> str:
     return f"a sample {sample}" if sample else "the full set"
 
@@ -170,6 +176,8 @@ def evaluate(
     concurrency: int | None = None,
     timeout_s: float | None = None,
     kb: str | Path | None = None,
+    judge: bool | None = None,
+    system_model: str | None = None,
     progress: ProgressCallback | None = None,
 ) -> EvalResult:
     """Evaluate one run of a RAG system against ``dataset`` and write ``runs/<run-id>/``.
@@ -181,6 +189,12 @@ def evaluate(
     count as failed samples. A relative threshold's baseline must be a run of the same dataset scored with the same
     settings (``allow_different_settings`` lifts the second condition). The gate result is returned, not raised:
     the CLI turns a failed gate into exit code 1.
+
+    ``judge``: score the answers with the LLM judge (:mod:`goldset.evaluation.judge`: faithfulness, completeness,
+    hallucination, relevancy...; at most 3 calls per sample, through the call journal). None (default): as
+    ``eval.judge.enabled`` says, which by default means when a judge endpoint is configured; True: required;
+    False: no judge. ``system_model``: the model of the system under test, recorded and checked against the
+    judge's (as is each sample's ``model``): a model judging its own answers is warned about.
     """
     from goldset.config import load_settings
     from goldset.dataset import Dataset
@@ -188,6 +202,7 @@ def evaluate(
     from goldset.evaluation import datasets
     from goldset.evaluation.compare import check_comparable
     from goldset.evaluation.gate import Thresholds, check_gate, load_thresholds
+    from goldset.evaluation.judge.runner import judge_run, prepare_judge, same_model_notes
     from goldset.evaluation.run_files import missing_sample, paused_gc
     from goldset.evaluation.runs import SampleStore, git_revision, make_run_id, write_run
     from goldset.evaluation.sampling import stratified_sample
@@ -225,15 +240,22 @@ def evaluate(
         pairs = stratified_sample(pairs, sample, seed)
         notes.append(f"stratified sample: {len(pairs)} questions (seed {seed}), every question type represented")
 
+    runs_dir = Path(settings.runs_dir) if settings.runs_dir else (ws.runs_dir if ws else Path("runs"))
+    if settings.runs_dir and ws is not None and not runs_dir.is_absolute():
+        runs_dir = ws.root / runs_dir
+    # The judge is resolved before the system runs: a missing endpoint fails now, and the judge model and prompt
+    # hashes are part of the scoring settings the relative gate compares.
+    judge_plan = prepare_judge(ws, settings, judge, judge_journal_path(ws, runs_dir))
     meta = RunMeta(
         run_id="(this run)",
         dataset=dataset_label,
         dataset_version=data.manifest.version if data.manifest else None,
         manifest_hash=fingerprint,
         git_revision=git_revision(ws.root if ws else Path.cwd()),
-        metric_config=settings.scoring(),
+        metric_config=settings.scoring(judge_plan.identity() if judge_plan is not None else None),
         n_samples=len(pairs),
         sample={"n": sample, "seed": seed} if sample is not None else None,
+        system_model=system_model,
     )
 
     # Thresholds and their baseline are read before the run so a typo fails in a second, not after an hour.
@@ -244,9 +266,6 @@ def evaluate(
     elif thresholds is not None:
         thresholds_path = Path(thresholds)
         gate_spec = load_thresholds(thresholds_path)
-    runs_dir = Path(settings.runs_dir) if settings.runs_dir else (ws.runs_dir if ws else Path("runs"))
-    if settings.runs_dir and ws is not None and not runs_dir.is_absolute():
-        runs_dir = ws.root / runs_dir
     baseline: StoredRun | None = None
     if gate_spec is not None and gate_spec.relative is not None:
         baseline = _read_baseline(gate_spec.relative.baseline, ws, runs_dir, thresholds_path)
@@ -300,7 +319,17 @@ def evaluate(
         # Pairs without a sample are scored as missing (failed, worst values) by score_run, never dropped.
         with paused_gc():
             scores = score_run(pairs, samples, settings)
+        judge_failed: dict[str, int] = {}
+        if judge_plan is not None:
+            models = [m for m in (system_model, *(s.model for s in samples.values())) if m]
+            notes += same_model_notes(judge_plan, pairs, models)
+            judged = judge_run(judge_plan, pairs, samples, scores, progress=progress)
+            meta = meta.model_copy(update={"judge": judged.info})
+            judge_failed = judged.failed
+            notes += judged.notes
+        with paused_gc():
             summary = summarize(run_id, scores, samples, settings)
+        summary.judge_failed = judge_failed
         summary.notes = list(notes)
         folder = folder.parent / run_id if out_dir is None else folder
         write_run(folder, meta, store, scores, summary)

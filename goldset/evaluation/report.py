@@ -1,9 +1,10 @@
 """Reports of a run: a self-contained HTML page (inline CSS and SVG, no CDN) and a rich table for the terminal.
 
-The page shows, in the order a reader asks: what was run, what is likely wrong (:mod:`.diagnose`), the metrics
-(with the baseline's values and paired-bootstrap intervals when a baseline is given), the metrics per question
-type as bar charts, the latency distribution, per-language and per-document tables, and the worst questions with
-the contexts the system retrieved for them.
+The page shows, in the order a reader asks: what was run (and which model judged it), what is likely wrong
+(:mod:`.diagnose`), the metrics (with the baseline's values and paired-bootstrap intervals when a baseline is given;
+judge metrics whose judge call failed on some samples say how many were left out), the metrics per question type as
+bar charts, the latency distribution, per-language and per-document tables, the worst questions with the contexts
+the system retrieved for them and the judge's claim verdicts, and the samples whose judge calls failed.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from goldset.evaluation.diagnose import Diagnosis, diagnose, skipped_rules
 from goldset.evaluation.metrics.registry import higher_is_better, metric_order
 from goldset.evaluation.runs import StoredRun
 from goldset.io import atomic_write_text
-from goldset.schema import RunSummary, SampleScores
+from goldset.schema import RunMeta, RunSummary, SampleScores
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -231,11 +232,65 @@ def _worst_html(run: StoredRun, n: int) -> str:
             [
                 f"<code>{escape(s.pair_id)}</code>",
                 escape(s.question_type),
-                f'<div class="q">{question}{err}{detail}</div>',
+                f'<div class="q">{question}{err}{detail}{_claims_html(s)}</div>',
                 escape(metrics) or "–",
             ]
         )
     return _table(["pair", "type", "question", "metrics"], rows, numeric_from=99)
+
+
+_VERDICT_MARK = {"supported": "✓", "contradicted": "✗", "not_found": "?"}
+
+
+def _claims_html(s: SampleScores) -> str:
+    """The judge's claim verdicts of one sample (✓ supported, ✗ contradicted, ? not found, with the context)."""
+    if s.judge is None or not s.judge.claims:
+        return ""
+    items = "".join(
+        f"<li>{_VERDICT_MARK[c.verdict]} {escape(c.claim)}"
+        + (f' <span class="muted">[context {c.context}]</span>' if c.context else "")
+        + "</li>"
+        for c in s.judge.claims
+    )
+    return f"<details><summary>judge: {len(s.judge.claims)} claim(s)</summary><ul>{items}</ul></details>"
+
+
+def judge_info(meta: RunMeta) -> str:
+    """One line on who judged the run: model, endpoint, calls sent and answered by the journal, cost."""
+    j = meta.judge
+    if j is None:
+        return "none: faithfulness, completeness and hallucination not scored"
+    c = j.calls
+    cost = "" if c.get("unpriced_requests") else f", ${c.get('cost_usd', 0.0):.4f}"
+    emb = f", embeddings {j.embedding_model}" if j.embedding_model else ""
+    return (
+        f"{j.model} (endpoint {j.endpoint}{emb}): {c.get('calls', 0)} calls sent, {c.get('cache_hits', 0)} from the "
+        f"journal{cost}; at most {j.max_calls_per_sample} per question"
+    )
+
+
+def _judge_failures_html(run: StoredRun, limit: int = 25) -> str:
+    """The samples whose judge calls failed, with the reasons (their judge metrics are left out, not 0 or 1)."""
+    failed = [s for s in run.scores if s.judge is not None and s.judge.failed]
+    if not failed:
+        return ""
+    counts = ", ".join(f"{escape(m)} {n}" for m, n in sorted(run.summary.judge_failed.items()))
+    rows = [
+        [
+            f"<code>{escape(s.pair_id)}</code>",
+            escape(s.question_type),
+            "<br>".join(f"{escape(call)}: {escape(reason)}" for call, reason in sorted(s.judge.failed.items())),
+        ]
+        for s in failed[:limit]
+        if s.judge is not None
+    ]
+    more = f"<p class='muted'>{len(failed) - limit} more in scores.jsonl</p>" if len(failed) > limit else ""
+    return (
+        f"<h2>Samples the judge failed on ({len(failed)})</h2><p>Their judge metrics are left out of the means "
+        f"(neither 0 nor 1). Values left out, per metric: {counts or '–'}.</p>"
+        + _table(["pair", "type", "judge call: reason"], rows, numeric_from=99)
+        + more
+    )
 
 
 def _comparison_html(cmp: Comparison) -> str:
@@ -299,6 +354,7 @@ def render_html(
         ("git revision", meta.git_revision or "–"),
         ("questions", f"{s.n_samples} ({s.n_failed} failed)"),
         ("sample", f"{meta.sample['n']} questions, seed {meta.sample['seed']}" if meta.sample else "full set"),
+        ("judge", judge_info(meta)),
     ]
     if s.overall_score is not None:
         info.append(("overall score", f"{s.overall_score:.3f}"))
@@ -308,7 +364,8 @@ def render_html(
 
     metric_rows = []
     for m, v in sorted(s.overall.items(), key=lambda kv: metric_order(kv[0])):
-        row = [escape(m), fmt(v, m)]
+        left = s.judge_failed.get(m)
+        row = [escape(m) + (f' <span class="bad">({left} judge failure(s) left out)</span>' if left else ""), fmt(v, m)]
         if base is not None:
             row += [fmt(base.overall.get(m), m), _delta_cell(m, v, base.overall.get(m))]
         metric_rows.append(row)
@@ -382,6 +439,7 @@ def render_html(
             _table(["document", *dm], [[escape(d), *(fmt(s.by_doc[d].get(m), m) for m in dm)] for d in docs]),
         ]
     parts += [f"<h2>Worst questions ({min(worst, len(run.scores))})</h2>", _worst_html(run, worst)]
+    parts.append(_judge_failures_html(run))
     if s.left_out:
         parts.append(f"<p class='muted'>Weighted metrics not computed in this run: {escape(', '.join(s.left_out))}</p>")
     parts.append("</body></html>")

@@ -8,9 +8,12 @@ documented in ``goldset/_templates/goldset.yaml`` (the file ``goldset init`` wri
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from goldset.evaluation.judge.settings import JudgeSettings
 
 #: Refusal patterns (Python regular expressions), searched in the *normalised* answer (NFKC, case-folded,
 #: whitespace collapsed), so full-width punctuation and capitals need no special cases.
@@ -36,17 +39,69 @@ DEFAULT_REFUSAL_PATTERNS: list[str] = [
     r"(?:提及|提到|说明|涉及|包含|给出|描述|记载|介绍)",
 ]
 
-#: Default weights of the overall score: the common RAG weighting of retrieval (recall@5, mrr), answer quality
-#: (faithfulness, completeness, conciseness) and a hallucination penalty. Judge metrics (faithfulness,
-#: completeness, hallucination) are left out, and the remaining weights renormalised, until a judge scores them.
+#: Default weights of the overall score, covering every dimension: retrieval (recall@5 .20, mrr .10), answer
+#: quality (faithfulness .25, completeness .20, conciseness .10) and a hallucination penalty (.15, counted as
+#: 1 - rate). Source: the seed weights of goldset issue 12, the weighting the RAG-evaluation articles it was written
+#: from recommend by default (retrieval about a third, grounded and complete answers most of the rest). Judge metrics
+#: (faithfulness, completeness, hallucination) count only in runs the LLM judge scored; without it they are left out
+#: (``RunSummary.left_out``) and the remaining weights are renormalised.
 DEFAULT_WEIGHTS: dict[str, float] = {
-    "recall@5": 0.25,
-    "mrr": 0.15,
+    "recall@5": 0.20,
+    "mrr": 0.10,
     "faithfulness": 0.25,
     "completeness": 0.20,
-    "conciseness": 0.05,
-    "hallucination": 0.10,
+    "conciseness": 0.10,
+    "hallucination": 0.15,
 }
+
+#: Scenario presets of the overall score (``eval.weights: {preset: NAME}``; other keys beside ``preset`` override
+#: single weights). Which dimensions each scenario stresses follows the same articles; the numbers are goldset's,
+#: each preset moving weight from the default towards its stress and still summing to 1:
+#:
+#: - ``internal_kb`` (an internal knowledge base: answers must rest on the documents and leave nothing out):
+#:   faithfulness and completeness;
+#: - ``support_faq`` (customer support: a made-up answer costs more than a short one): faithfulness and a heavy
+#:   hallucination penalty;
+#: - ``tech_docs`` (technical documentation: finding the right page, and the whole procedure): recall@5 and
+#:   completeness.
+WEIGHT_PRESETS: dict[str, dict[str, float]] = {
+    "default": dict(DEFAULT_WEIGHTS),
+    "internal_kb": {
+        "recall@5": 0.15,
+        "mrr": 0.05,
+        "faithfulness": 0.30,
+        "completeness": 0.30,
+        "conciseness": 0.05,
+        "hallucination": 0.15,
+    },
+    "support_faq": {
+        "recall@5": 0.15,
+        "mrr": 0.10,
+        "faithfulness": 0.30,
+        "completeness": 0.10,
+        "conciseness": 0.10,
+        "hallucination": 0.25,
+    },
+    "tech_docs": {
+        "recall@5": 0.30,
+        "mrr": 0.10,
+        "faithfulness": 0.15,
+        "completeness": 0.30,
+        "conciseness": 0.05,
+        "hallucination": 0.10,
+    },
+}
+
+
+def resolve_weights(value: Any) -> Any:
+    """``{preset: NAME, metric: w, ...}`` → the preset's weights with the other keys laid over them; anything else
+    is returned as given (validated as a plain ``{metric: weight}`` map)."""
+    if not isinstance(value, Mapping) or "preset" not in value:
+        return value
+    name = value["preset"]
+    if not isinstance(name, str) or name not in WEIGHT_PRESETS:
+        raise ValueError(f"unknown weights preset {name!r}; known: {', '.join(WEIGHT_PRESETS)}")
+    return {**WEIGHT_PRESETS[name], **{k: v for k, v in value.items() if k != "preset"}}
 
 
 class _Section(BaseModel):
@@ -144,7 +199,9 @@ class EvalSettings(_Section):
     )
     conciseness: ConcisenessSettings = Field(default_factory=ConcisenessSettings, description="The length budget.")
     weights: dict[str, float] = Field(
-        default_factory=lambda: dict(DEFAULT_WEIGHTS), description="Weights of the overall score, by metric."
+        default_factory=lambda: dict(DEFAULT_WEIGHTS),
+        description="Weights of the overall score, by metric, or {preset: internal_kb | support_faq | tech_docs | "
+        "default} (other keys beside preset override single weights).",
     )
     penalties: list[str] = Field(
         default_factory=lambda: ["hallucination"],
@@ -153,6 +210,11 @@ class EvalSettings(_Section):
     prices: PriceSettings = Field(
         default_factory=PriceSettings, description="Prices for runs that report tokens but no cost."
     )
+    # -- the LLM judge (eval.judge): scoring settings too, recorded only in judged runs (see scoring()) -----------
+    judge: JudgeSettings = Field(
+        default_factory=JudgeSettings, description="The LLM judge of answers (goldset.evaluation.judge)."
+    )
+    # -- end of the judge block
 
     @field_validator("ks")
     @classmethod
@@ -173,6 +235,11 @@ class EvalSettings(_Section):
                 raise ValueError(f"pattern {i} ({pattern!r}) is not a valid regular expression: {exc}") from None
         return v
 
+    @field_validator("weights", mode="before")
+    @classmethod
+    def _preset(cls, v: Any) -> Any:
+        return resolve_weights(v)
+
     @field_validator("weights")
     @classmethod
     def _weights(cls, v: dict[str, float]) -> dict[str, float]:
@@ -181,7 +248,16 @@ class EvalSettings(_Section):
             raise ValueError(f"weight of {bad[0]!r} is negative; weights must be >= 0")
         return v
 
-    def scoring(self) -> dict[str, Any]:
+    def scoring(self, judge: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The settings that change scores, as stored in a run (``RunMeta.metric_config``): runs whose scoring
-        settings differ cannot be compared."""
-        return self.model_dump(mode="json", exclude=set(RUNNING_KEYS))
+        settings differ cannot be compared.
+
+        The ``judge`` block is recorded only for a judged run, with ``judge`` (what else changes judge scores: the
+        judge model, the prompt hashes; :meth:`goldset.evaluation.judge.JudgePlan.identity`) laid over its settings.
+        A run judged by another model or prompt then differs here, and a run without the judge (``--no-judge``, or
+        no judge endpoint) records the same settings as a run made before goldset had a judge.
+        """
+        out = self.model_dump(mode="json", exclude=set(RUNNING_KEYS) | {"judge"})
+        if judge is not None:
+            out["judge"] = {**self.judge.scoring(), **judge}
+        return out

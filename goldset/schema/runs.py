@@ -9,7 +9,7 @@ for ``goldset eval --run FILE``). An evaluation folder ``runs/<run-id>/`` holds 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -59,6 +59,27 @@ class RunSample(Record):
     error: str | None = Field(
         None, description="Set when the system failed on this question: the sample is scored as a failure."
     )
+    model: str | None = Field(
+        None, description="The model the system's LLM answered with, when it says (checked against the judge's)."
+    )
+
+
+class JudgeInfo(_Part):
+    """Who judged a run's answers and what it cost. The judge model and prompt hashes that change scores are also
+    in ``RunMeta.metric_config["judge"]``, where the comparability check reads them."""
+
+    model: str = Field(description="The judge model.")
+    endpoint: str = Field(description="Name of the judge endpoint (llm.endpoints; 'default' for the environment's).")
+    prompts: dict[str, str] = Field(default_factory=dict, description="Judge prompt id → hash of its text.")
+    embedding_model: str | None = Field(
+        None, description="Embedding model of answer_relevancy_embedding (None: that metric was not computed)."
+    )
+    calls: dict[str, Any] = Field(
+        default_factory=dict,
+        description="The judge client's counters (goldset.llm.CallStats): calls sent, HTTP requests, journal hits, "
+        "failures, tokens, cost.",
+    )
+    max_calls_per_sample: int = Field(0, description="Most judge calls one sample needed (at most 3 by design).")
 
 
 class RunMeta(Record):
@@ -83,6 +104,65 @@ class RunMeta(Record):
     )
     n_samples: int = Field(0, description="Questions evaluated.")
     sample: dict[str, Any] | None = Field(None, description="{'n': N, 'seed': S} when a stratified subset was run.")
+    judge: JudgeInfo | None = Field(None, description="The LLM judge of the answers; None when none judged them.")
+    system_model: str | None = Field(
+        None, description="The model of the system under test, when given (`goldset eval --system-model`)."
+    )
+
+
+class JudgedClaim(_Part):
+    """One atomic claim of the answer with the judge's verdicts."""
+
+    claim: str = Field(description="The claim, in the answer's language.")
+    verdict: Literal["supported", "contradicted", "not_found"] = Field(
+        description="Against the retrieved contexts the judge read."
+    )
+    context: int | None = Field(None, description="1-based rank of the context supporting or contradicting it.")
+    quote: str = Field("", description="The judge's verbatim quote of that context.")
+    quote_verified: bool | None = Field(
+        None, description="The quote occurs in that context (normalised text); None when there is no quote."
+    )
+    reference: Literal["agrees", "contradicts", "not_in_reference"] | None = Field(
+        None, description="Against the reference answer; None without one (unanswerable pairs)."
+    )
+
+
+class JudgedPoint(_Part):
+    """One claim (an open_ended pair's key point) of the reference answer."""
+
+    point: str = Field(description="The claim or key point.")
+    covered: bool = Field(description="The answer covers it.")
+
+
+class JudgedContext(_Part):
+    """The judge's verdict on one retrieved context."""
+
+    index: int = Field(description="1-based rank of the context.")
+    relevant: bool = Field(description="It helps answer the question (judged without the reference).")
+
+
+class SampleJudgement(_Part):
+    """What the LLM judge said about one sample: the evidence behind its judge metrics, and the calls that failed."""
+
+    claims: list[JudgedClaim] | None = Field(None, description="The answer's claims (None: not judged).")
+    points: list[JudgedPoint] | None = Field(None, description="The reference's claims (None: not judged).")
+    readings_acknowledged: bool | None = Field(None, description="Ambiguous pairs: the answer named the readings.")
+    relevance_rating: int | None = Field(None, description="Answer relevancy, 1–5.")
+    relevance_reason: str = Field("", description="Why that rating.")
+    reverse_questions: list[str] = Field(
+        default_factory=list, description="Questions the judge wrote back from the answer (embedding relevancy)."
+    )
+    contexts: list[JudgedContext] | None = Field(None, description="Per retrieved context: relevant or not.")
+    stance: Literal["answered", "declined", "hedged"] | None = Field(
+        None, description="Whether the answer answered, declined or hedged."
+    )
+    stance_reason: str = Field("", description="Why.")
+    failed: dict[str, str] = Field(
+        default_factory=dict,
+        description="Judge call (claims, coverage, relevance, embeddings) → why it failed: its metrics are left out "
+        "for this sample, not scored 0 or 1.",
+    )
+    calls: int = Field(0, description="Judge calls this sample needed (answered from the journal or sent).")
 
 
 class SampleScores(Record):
@@ -99,6 +179,7 @@ class SampleScores(Record):
     metrics: dict[str, float | None] = Field(
         default_factory=dict, description="metric name (e.g. recall@5) → value, None when not applicable."
     )
+    judge: SampleJudgement | None = Field(None, description="The LLM judge's verdicts; None when not judged.")
 
 
 class RunSummary(Record):
@@ -132,6 +213,11 @@ class RunSummary(Record):
     overall_score: float | None = Field(None, description="Weighted mean of eval.weights over the computed metrics.")
     weights_used: dict[str, float] = Field(default_factory=dict, description="Renormalised over computed metrics.")
     left_out: list[str] = Field(default_factory=list, description="Weighted metrics not computed in this run.")
+    judge_failed: dict[str, int] = Field(
+        default_factory=dict,
+        description="Judge metric → samples where it applied but its judge call failed: they are left out of that "
+        "metric's means (neither 0 nor 1); the reasons are in scores.jsonl.",
+    )
     notes: list[str] = Field(
         default_factory=list,
         description="What a reader must know to read these numbers (pairs missing from the run, a subset, a "

@@ -1,4 +1,4 @@
-"""Deterministic fake-LLM responders for the groundedness judge and the paraphrase repair.
+"""Deterministic fake-LLM responders for the groundedness judge, the paraphrase repair and the evaluation judge.
 
 They decide FROM THE PROMPT they are sent, like a careful model would, so a test passes only if the prompt
 really carries the answer, the question and the sources:
@@ -8,6 +8,8 @@ really carries the answer, the question and the sources:
   holding a word the sources lack.
 * ``make_repair_responder(rewrites)``: returns ``rewrites[answer]`` for a known answer, else the answer
   unchanged (a model that failed to paraphrase).
+* ``claims_responder``, ``coverage_responder``, ``relevance_responder`` (``add_eval_judge_responders(fake)``): the
+  evaluation judge's three calls; their rules are described above them, below.
 """
 
 from __future__ import annotations
@@ -62,3 +64,158 @@ def make_repair_responder(rewrites: dict[str, str]) -> Callable[[dict[str, Any]]
         return {"answer": rewrites.get(answer, answer)}
 
     return respond
+
+
+# --------------------------------------------------------------------------------------------------- eval judge
+# Responders of the evaluation judge's three calls (goldset.evaluation.judge): judge_claims, judge_coverage and
+# judge_relevance. They too decide from the prompt alone, with rules simple enough to compute by hand:
+#
+# * claims: the answer's sentences are its claims (refusal sentences are not claims). A claim is *supported* by
+#   the first context holding all its content words; *contradicted* by the first context holding all its non-number
+#   content words but none of its numbers while stating a number of its own; else *not found*. The quote is the
+#   context's sentence sharing the most words with the claim. Against the reference the same rule gives agrees /
+#   contradicts / not_in_reference (null when the reference is "(none)").
+# * coverage: the reference's sentences (an open_ended reference: its "- " lines) are its points; a point is
+#   covered when 80% of its content words are in the answer. Ambiguous questions: readings acknowledged when the
+#   answer asks ("?") or says "either" / "或".
+# * relevance: rating 1 + round(4 × share of the question's content words in the answer), 1 for a refusal; a
+#   context is relevant when it holds half the question's content words; stance: a refusal is declined, or hedged
+#   when it goes on with "but" / "但"; reverse questions: "What about <sentence>?" per answer sentence, as many as
+#   asked for.
+#
+# An answer containing BROKEN-<call> makes that call's responder reply with invalid JSON (the repair too).
+
+_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])\s*")
+_CONTEXT_RE = re.compile(r'<context index="(\d+)">\n(.*?)\n</context>', re.DOTALL)
+
+
+def _line_value(text: str, label: str) -> str:
+    m = re.search(rf"^{re.escape(label)}: (.*)$", text, re.MULTILINE)
+    return m.group(1).strip() if m else ""
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE_RE.split(text) if s.strip()]
+
+
+def _contexts(text: str) -> list[str]:
+    return [body for _, body in _CONTEXT_RE.findall(text)]
+
+
+def _is_refusal(text: str) -> bool:
+    from goldset.evaluation.metrics.refusal import compile_patterns, is_refusal
+    from goldset.evaluation.settings import DEFAULT_REFUSAL_PATTERNS
+
+    return is_refusal(text, compile_patterns(DEFAULT_REFUSAL_PATTERNS))
+
+
+def _verdict(claim: str, source: str) -> str:
+    words = _content(claim)
+    have = set(tokenize(source))
+    if all(w in have for w in words):
+        return "supported"
+    numbers = [w for w in words if w.isdigit()]
+    others = [w for w in words if not w.isdigit()]
+    states_another = any(t.isdigit() for t in have) and not any(n in have for n in numbers)
+    if numbers and states_another and all(w in have for w in others):
+        return "contradicted"
+    return "not_found"
+
+
+def _best_sentence(claim: str, source: str) -> str:
+    words = set(_content(claim))
+    return max(_sentences(source), key=lambda s: len(words & set(tokenize(s))), default="")
+
+
+def claims_responder(body: dict[str, Any]) -> Any:
+    text = _user(body)
+    answer, reference = _field(text, "answer"), _field(text, "reference")
+    if "BROKEN-claims" in answer:
+        return '{"claims": [ this is not JSON'
+    contexts = _contexts(text)
+    claims = []
+    for sentence in _sentences(answer):
+        if _is_refusal(sentence) or not _content(sentence):
+            continue
+        verdict, index, quote = "not_found", None, ""
+        for i, ctx in enumerate(contexts, 1):
+            v = _verdict(sentence, ctx)
+            if v != "not_found":
+                verdict, index, quote = v, i, _best_sentence(sentence, ctx)
+                break
+        ref: str | None = None
+        if reference != "(none)":
+            ref = {"supported": "agrees", "contradicted": "contradicts"}.get(
+                _verdict(sentence, reference), "not_in_reference"
+            )
+        claims.append({"claim": sentence, "verdict": verdict, "context": index, "quote": quote, "reference": ref})
+    return {"claims": claims}
+
+
+def coverage_responder(body: dict[str, Any]) -> Any:
+    text = _user(body)
+    answer, reference = _field(text, "answer"), _field(text, "reference")
+    if "BROKEN-coverage" in answer:
+        return "no JSON here"
+    qtype = _line_value(text, "Question type")
+    if qtype == "open_ended":
+        items = [line[2:].strip() for line in reference.splitlines() if line.startswith("- ")]
+    else:
+        items = _sentences(reference)
+    have = set(tokenize(answer))
+    points = []
+    for item in items:
+        words = _content(item)
+        covered = bool(words) and sum(w in have for w in words) >= 0.8 * len(words)
+        points.append({"point": item, "covered": covered})
+    readings = None
+    if qtype == "ambiguous":
+        readings = "?" in answer or "？" in answer or bool(re.search(r"\beither\b|或", answer))
+    return {"points": points, "readings_acknowledged": readings}
+
+
+def relevance_responder(body: dict[str, Any]) -> Any:
+    text = _user(body)
+    question, answer = _field(text, "question"), _field(text, "answer")
+    if "BROKEN-relevance" in answer:
+        return '{"relevance": {"rating": 9}}'  # valid JSON, invalid reply: rating out of range, parts missing
+    asked = _content(question)
+    have = set(tokenize(answer))
+    refusal = _is_refusal(answer)
+    share = sum(w in have for w in asked) / len(asked) if asked else 0.0
+    rating = 1 if refusal else 1 + round(4 * share)
+    contexts = []
+    for i, ctx in enumerate(_contexts(text), 1):
+        ctx_words = set(tokenize(ctx))
+        relevant = bool(asked) and sum(w in ctx_words for w in asked) >= 0.5 * len(asked)
+        contexts.append({"index": i, "relevant": relevant})
+    if refusal:
+        stance = "hedged" if re.search(r"\bbut\b|但", answer) else "declined"
+    else:
+        stance = "answered"
+    n = int(_line_value(text, "Reverse questions asked for") or 0)
+    sentences = _sentences(answer) or [answer]
+    questions = [f"What about {sentences[i % len(sentences)]}?" for i in range(n)]
+    return {
+        "relevance": {
+            "rating": rating,
+            "reason": f"{share:.0%} of the question's words",
+            "reverse_questions": questions,
+        },
+        "contexts": contexts,
+        "stance": {"stance": stance, "reason": "refusal patterns" if refusal else "gives an answer"},
+    }
+
+
+#: The evaluation judge's responders by schema name.
+EVAL_JUDGE_RESPONDERS: dict[str, Callable[[dict[str, Any]], Any]] = {
+    "judge_claims": claims_responder,
+    "judge_coverage": coverage_responder,
+    "judge_relevance": relevance_responder,
+}
+
+
+def add_eval_judge_responders(fake: Any) -> None:
+    """Register the three evaluation-judge responders on a FakeOpenAI."""
+    for name, fn in EVAL_JUDGE_RESPONDERS.items():
+        fake.add_responder(name, fn)

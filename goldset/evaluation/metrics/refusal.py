@@ -2,7 +2,8 @@
 
 Detection is by configurable regular expressions (``eval.refusal_patterns``, English and Chinese defaults in
 :mod:`goldset.evaluation.settings`), searched in the normalised answer. Patterns, not a model, so the numbers are
-reproducible and cheap; a judge-based refusal check can come with the LLM-judge metrics. An answer that declines
+reproducible and cheap; the LLM judge adds its own verdicts beside these (``correct_refusal_judged``,
+``false_refusal_judged`` in :mod:`.judge`), and these stay the no-LLM measure. An answer that declines
 part of the question ("the documents do not say X, but ...") matches too: it is counted as a refusal.
 """
 

@@ -6,9 +6,11 @@ Families and the per-sample input their functions take:
 - ``retrieval``: :class:`~goldset.evaluation.metrics.retrieval.RankedRelevance` (+ ``k`` for ``@k`` metrics)
 - ``lexical``, ``refusal``, ``conciseness``: :class:`~goldset.evaluation.metrics.lexical.AnswerInput`
 - ``system``: a list of per-sample values (these aggregate a run, they are not per-sample)
-- ``judge``: LLM-judge metrics (faithfulness, hallucination, ...). Computed by the judge outside
-  :func:`~goldset.evaluation.scoring.score_sample`, which adds them to ``SampleScores.metrics``; registering them
-  here documents them and tells :func:`higher_is_better` their direction.
+- ``judge``: :class:`~goldset.evaluation.metrics.judge.JudgedSample` (what the LLM judge decided about one sample:
+  faithfulness, hallucination, completeness, relevancy...). Computed by :mod:`goldset.evaluation.judge` after
+  :func:`~goldset.evaluation.scoring.score_sample`, into the same ``SampleScores.metrics``; registered here like the
+  others, so they carry a direction, description and citation, and ``on_failure`` says what a sample the system
+  failed on scores.
 
 A function returns ``float`` or ``None`` (``None`` = not applicable to this sample, e.g. retrieval metrics of
 an unanswerable pair; it is left out of averages).
