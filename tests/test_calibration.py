@@ -321,3 +321,19 @@ def test_bad_input_is_one_line_each_and_makes_no_call(
     ws.config_path.write_text(ws.config_path.read_text() + "  calibration:\n    criterion: supported\n")
     with pytest.raises(ConfigError, match=r"review.calibration.criterion: 'supported' is not a value"):
         calibrate(ws)
+
+
+def test_the_manifest_is_read_before_any_call_and_built_when_missing(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+    fake_llm.add_responder("groundedness", marker_judge)
+    ws = make_workspace(tmp_path / "ws", 12)
+    review(ws, {"qa-0000": Decision("accept", ALL), "qa-0001": Decision("reject", ("question_clear",))}, tmp_path)
+    manifest = ws.data_dir / "manifest.json"
+    manifest.write_text("{not json", encoding="utf-8")
+    with pytest.raises(InputError, match=r"manifest\.json"):
+        calibrate(ws)
+    assert fake_llm.calls == 0, "a manifest that cannot be read stops the run before the judge is paid"
+    manifest.unlink()
+    calibrate(ws)
+    m = read_json(manifest, Manifest)
+    assert m.calibration is not None and m.calibration.overall.pairs == 2 and m.n_pairs == 12
+    assert set(m.files) == {"pairs.jsonl", "chunks.jsonl"}

@@ -56,6 +56,7 @@ from goldset.schema.manifest import (
 
 if TYPE_CHECKING:
     from goldset.review.settings import CalibrationSettings
+    from goldset.schema import Manifest
     from goldset.workspace import Workspace, WorkspaceLike
 
 #: How a pair got its expert label (the keys stored in ``JudgeCalibration.rules``).
@@ -212,25 +213,22 @@ def _check_criteria(ws: Workspace, config_file: str, settings: CalibrationSettin
             )
 
 
-def _write_calibration(ws: Workspace, record: JudgeCalibration) -> Path:
-    """Set the manifest's calibration (a dataset folder without a manifest gets one built from its files)."""
+def _read_manifest(ws: Workspace) -> Manifest:
+    """The workspace's manifest, read before any call (a dataset folder without one gets one built from its files)."""
     from goldset.dataset import build_manifest
     from goldset.hashing import sha256_hex
-    from goldset.io import read_json, read_jsonl, write_json
+    from goldset.io import read_json, read_jsonl
     from goldset.schema import Chunk, Manifest
     from goldset.schema.manifest import CHUNKS_FILE, MANIFEST_FILE, PAIRS_FILE
 
     path = ws.data_dir / MANIFEST_FILE
     if path.exists():
-        manifest = read_json(path, Manifest)
-    else:
-        chunks_path = ws.data_dir / CHUNKS_FILE
-        files = {n: sha256_hex((ws.data_dir / n).read_bytes()) for n in (PAIRS_FILE, CHUNKS_FILE)
-                 if (ws.data_dir / n).is_file()}  # fmt: skip
-        chunks = read_jsonl(chunks_path, Chunk) if chunks_path.is_file() else []
-        manifest = build_manifest(read_jsonl(ws.pairs_path, QAPair), chunks, files=files)
-    write_json(path, manifest.model_copy(update={"calibration": record}))
-    return path
+        return read_json(path, Manifest)
+    chunks_path = ws.data_dir / CHUNKS_FILE
+    files = {n: sha256_hex((ws.data_dir / n).read_bytes()) for n in (PAIRS_FILE, CHUNKS_FILE)
+             if (ws.data_dir / n).is_file()}  # fmt: skip
+    chunks = read_jsonl(chunks_path, Chunk) if chunks_path.is_file() else []
+    return build_manifest(read_jsonl(ws.pairs_path, QAPair), chunks, files=files)
 
 
 def calibrate(
@@ -284,6 +282,8 @@ def calibrate(
             f"{workspace.pairs_path}: {len(reviewed)} reviewed pairs, but no decision says whether the answer is "
             f"supported ({why}); reviewers tick the criterion {cal.criterion!r} (see labeling/guidelines)"
         )
+
+    manifest = _read_manifest(workspace)
 
     # 2. The judge: the endpoint and prompt of the filters (an EndpointError here, before any call).
     endpoint = resolve_endpoint(workspace, "judge")
@@ -369,5 +369,9 @@ def calibrate(
         disagreements=disagreements,
         review_fingerprint=review_fingerprint(pairs),
     )
-    path = _write_calibration(workspace, record)
+    from goldset.io import write_json
+    from goldset.schema.manifest import MANIFEST_FILE
+
+    path = workspace.data_dir / MANIFEST_FILE
+    write_json(path, manifest.model_copy(update={"calibration": record}))
     return CalibrationReport(calibration=record, manifest_path=path, llm=llm, judge_errors=errors, labels=labels)
