@@ -120,7 +120,8 @@ def build_manifest(
     kb_snapshot_id: str | None = None,
     base: Manifest | None = None,
 ) -> Manifest:
-    """Counts and hashes derived from the records; fields a later stage owns (review) carry over from base."""
+    """Counts and hashes derived from the records; fields a later stage owns (review, the judge calibration) carry
+    over from base."""
     from goldset import __version__
 
     pairs = list(pairs)
@@ -140,6 +141,7 @@ def build_manifest(
         counts_by_language=dict(sorted(Counter(p.language for p in pairs).items())),
         prompt_hashes=dict(sorted(prompt_hashes.items())),
         review=base.review if base else None,
+        calibration=base.calibration if base else None,
         files=files,
     )
 

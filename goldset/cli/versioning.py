@@ -68,6 +68,11 @@ def _print_release(r: ReleaseReport) -> None:
         f"{len(d.type_changes)} type changes ({against})"
     )
     out.print(f"  pushed        {r.pushed} object(s) to DVC remote {r.remote}")
+    if r.notes:
+        from rich.markup import escape
+
+        for note in r.notes:
+            out.print(f"  [yellow]note[/]          {escape(note)}")
     out.print(f'  use it        goldset.load("{r.version}") · goldset eval --dataset {r.version}')
 
 
@@ -122,6 +127,13 @@ def show(
     out.print(f"  by language {', '.join(f'{k} {n}' for k, n in m.golden_counts_by_language.items())}")
     out.print(f"all pairs     {m.n_pairs}: {', '.join(f'{k} {n}' for k, n in m.counts_by_status.items())}")
     out.print(f"review        {review_line(m.review)}")
+    from goldset.schema.manifest import calibration_summary
+
+    judge = calibration_summary(m)
+    if judge is not None:
+        out.print(f"judge         {judge.headline}", markup=False)
+        if judge.warning is not None:
+            out.print(f"  note        {judge.warning}", markup=False)
     out.print(f"corpus        {m.n_documents} documents, {m.n_chunks} chunks, KB snapshot {m.kb_snapshot_id}")
     if m.prompt_hashes:
         out.print(f"prompts       {', '.join(f'{k} {h[:12]}' for k, h in m.prompt_hashes.items())}")

@@ -144,9 +144,11 @@ async def judge_many(
     kb_chunks: Sequence[Chunk] = (),
     kb_context_chunks: int = 3,
     on_done: Callable[[], Any] | None = None,
+    seed: int | None = None,
 ) -> list[JudgeOutcome]:
     """Judge every pair concurrently (the client bounds concurrency and rate); a failed call is an error, not
-    a verdict, so the pair is judged again on the next run."""
+    a verdict, so the pair is judged again on the next run. ``seed`` is sent with each request and is part of
+    its journal key: another seed is another call (judge calibration's repeats), None is the filters' call."""
     import asyncio
 
     async def one(pair: QAPair) -> JudgeOutcome:
@@ -160,7 +162,8 @@ async def judge_many(
             out = JudgeOutcome(pair.id, result(False, None, "no evidence to judge the answer against"))
         else:
             res = await client.complete_json(
-                render_messages(pair, sources, prompt, settings), GroundednessVerdict, schema_name=SCHEMA_NAME
+                render_messages(pair, sources, prompt, settings), GroundednessVerdict, schema_name=SCHEMA_NAME,
+                seed=seed,
             )
             if res.value is None:
                 out = JudgeOutcome(pair.id, None, res.error or "judge call failed")

@@ -8,10 +8,13 @@ around the current folder; each returns a small report object):
 - ``pull(ws, *, url=None, progress=None)`` -> ``ApplyReport``
 - ``status(ws, *, server=None, url=None)`` -> ``StatusReport`` (``.gate(0.9)`` raises GateFailed below it)
 - ``export(path, ws)`` -> ``ExportReport``; ``import_results(path, ws, *, config=None)`` -> ``ApplyReport``
+- ``calibrate(ws, *, samples=1, progress=None)`` -> ``CalibrationReport``: the groundedness judge against the
+  experts' decisions (``goldset judge calibrate``), stored in the manifest
 
 Modules: settings (the ``review`` section), sampling, config (the labeling XML), tasks (pair -> task),
 labelstudio (the only user of label_studio_sdk), decisions (annotations -> decisions, several annotators,
-kappa), apply (decisions -> pairs), estimate (Wilson), offline (files), project (push, pull, status), store.
+kappa), apply (decisions -> pairs), estimate (Wilson), offline (files), project (push, pull, status), store,
+calibration (the judge against the experts).
 Names are imported lazily, so ``import goldset.review`` costs nothing.
 """
 
@@ -37,6 +40,8 @@ _EXPORTS = {
     "wilson": "goldset.review.estimate",
     "cohen_kappa": "goldset.review.decisions",
     "fleiss_kappa": "goldset.review.decisions",
+    "calibrate": "goldset.review.calibration",
+    "CalibrationReport": "goldset.review.calibration",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -46,6 +51,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:  # the same names, for type checkers (a test holds the two lists equal)
     from goldset.review.apply import ApplyReport
+    from goldset.review.calibration import CalibrationReport, calibrate
     from goldset.review.decisions import cohen_kappa, fleiss_kappa
     from goldset.review.estimate import wilson
     from goldset.review.offline import ExportReport, export, import_results

@@ -44,6 +44,37 @@ class LabelStudioSettings(BaseModel):
     timeout_s: float = Field(60.0, gt=0, description="Seconds per request to Label Studio.")
 
 
+class CalibrationSettings(BaseModel):
+    """How the groundedness judge is compared with the experts (``goldset judge calibrate``) and when a release
+    warns about it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    min_kappa: float = Field(
+        0.6,
+        ge=-1,
+        le=1,
+        description="Cohen's kappa (judge vs. experts) a release expects; below it the release says so. 0.6 is where "
+        "'substantial' agreement starts on Landis & Koch's (1977) scale (0.41-0.60 is only 'moderate').",
+    )
+    min_pairs: int = Field(
+        10,
+        ge=2,
+        description="Fewest expert-labelled pairs for which a kappa is shown as a figure (overall, per language, "
+        "per question type); with fewer, the output says the figure is too uncertain instead.",
+    )
+    criterion: str = Field(
+        "answer_supported",
+        description="The review criterion (its value in the labeling config) saying the answer is fully supported "
+        "by the document: the expert's groundedness label of answerable pairs.",
+    )
+    unanswerable_criterion: str = Field(
+        "type_right",
+        description="The criterion that says an unanswerable pair really is unanswerable (the documents do not "
+        "answer it): the expert's label for those pairs, whose judge verdict is inverted.",
+    )
+
+
 class ReviewSettings(BaseModel):
     """How the expert-review sample is drawn, how its results are read, and where it is reviewed."""
 
@@ -81,4 +112,8 @@ class ReviewSettings(BaseModel):
     )
     label_studio: LabelStudioSettings = Field(
         default_factory=LabelStudioSettings, description="The Label Studio server and project."
+    )
+    calibration: CalibrationSettings = Field(
+        default_factory=CalibrationSettings,
+        description="Judge calibration against the experts' decisions (goldset judge calibrate).",
     )

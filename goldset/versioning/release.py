@@ -32,6 +32,7 @@ from goldset.io import atomic_write_bytes, dump_record
 from goldset.progress import Progress, ProgressCallback
 from goldset.schema import Chunk, KBSnapshot, Manifest, PairStatus, QAPair, ReviewSampleStats
 from goldset.schema.manifest import CHUNKS_FILE, MANIFEST_FILE, PAIRS_FILE
+from goldset.versioning.calibration import calibration_markdown, calibration_notes
 from goldset.versioning.changelog import VersionDiff, diff_datasets, to_markdown
 from goldset.versioning.git import Git
 from goldset.versioning.load import RepoRef, Version, fetch_files, list_versions, read_records, version_number
@@ -418,12 +419,14 @@ def release(
             "n_documents": len(snapshot.documents),
             "golden_rule": settings.golden,
             "review": review_stats(pairs, base.review if base else None),
+            "calibration": base.calibration if base else None,
         }
     )
     draft = manifest.model_copy(update={"files": {n: sha256_hex(b) for n, b in sorted(files.items())}})
     new_dataset = Dataset(pairs=pairs, chunks=by_id, manifest=draft)
     diff = diff_datasets(prev_dataset, new_dataset, previous.name if previous else None, name)
-    section = to_markdown(diff)
+    notes = calibration_notes(manifest, pairs, workspace)
+    section = to_markdown(diff) + calibration_markdown(manifest, notes)
     older = prev_files.get(CHANGELOG_FILE, b"").decode("utf-8")
     header = "# Changelog\n\n"
     changelog = header + section + ("\n" + older.removeprefix(header) if older.strip() else "")
@@ -493,4 +496,5 @@ def release(
         changelog=section,
         seconds=time.monotonic() - started,
         files_written=written,
+        notes=notes,
     )

@@ -219,3 +219,31 @@ def add_eval_judge_responders(fake: Any) -> None:
     """Register the three evaluation-judge responders on a FakeOpenAI."""
     for name, fn in EVAL_JUDGE_RESPONDERS.items():
         fake.add_responder(name, fn)
+
+
+# -- a judge whose verdicts the test decides (judge calibration) ------------------------------------------------
+
+#: An answer holding one of these is "not supported" by :func:`marker_judge`.
+DOUBT_MARKS = ("reportedly", "据说")
+#: A question holding one of these is "answerable from the sources" (an unanswerable pair the KB does answer).
+ANSWERED_MARKS = ("in practice", "实际上")
+#: An answer holding one of these is supported when the request has no seed or an even one, else not: a judge
+#: that changes its mind between repeats, in a way the test can count.
+WAVER_MARKS = ("usually", "通常")
+
+
+def marker_judge(body: dict[str, Any]) -> dict[str, Any]:
+    """The groundedness judge as a test controls it: the verdict depends only on marker words in the prompt's
+    ``<answer>`` / ``<question>`` and on the request's ``seed`` (see the marks above), not on the sources."""
+    text = _user(body)
+    question, answer = _field(text, "question"), _field(text, "answer")
+    seed = body.get("seed")
+    wavers = any(m in answer for m in WAVER_MARKS) and seed is not None and seed % 2 == 1
+    supported = not any(m in answer for m in DOUBT_MARKS) and not wavers
+    answerable = any(m in question for m in ANSWERED_MARKS)
+    return {
+        "supported": supported,
+        "answerable": answerable,
+        "unsupported_claims": [] if supported else [answer[:60]],
+        "reason": "marker judge",
+    }
