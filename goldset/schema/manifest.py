@@ -53,7 +53,7 @@ class ReviewRound(BaseModel):
     population: int = Field(0, description="Passed, unreviewed pairs the round drew from.")
     sampled: int = Field(0, description="Pairs drawn.")
     random: int = Field(0, description="Drawn uniformly at random within strata.")
-    risk: int = Field(0, description="Drawn risk first (flags, borderline scores, multi_hop/unanswerable, changes).")
+    risk: int = Field(0, description="Drawn risk first (flags, borderline scores, risky types, changed chunks).")
     strata: int = Field(0, description="Strata (question type|language|document) of the population.")
 
 
