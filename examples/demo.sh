@@ -6,7 +6,8 @@
 #      ingest the example KB (what needs no LLM);
 #   2. load this repository's released example golden set (the release the top-level data.dvc tracks; its files
 #      come from the DVC remote committed in examples/dvc-remote/, checked against the release's hashes);
-#   3. evaluate the built-in BM25 baseline against it, write the run and the HTML report;
+#   3. evaluate the built-in BM25 baseline against it (retrieval and lexical metrics; no LLM judge: its answers
+#      are the retrieved text), write the run and the HTML report;
 #   4. print where everything went and the headline numbers.
 # Knobs: DEMO_WORKSPACE (folder, default demo-workspace), DEMO_LIMIT (chunks to generate from, default 10),
 # DEMO_PYTHON (the Python that has goldset, default .venv/bin/python).
@@ -58,7 +59,7 @@ EOF
 echo "== 3. BM25 baseline against $VERSION"
 RUN="$WS/runs/bm25-$VERSION"
 rm -rf "$RUN"  # the previous demo's run of the same version
-gs eval --dataset "$VERSION" --baseline bm25 --out "$RUN" --html "$WS/report.html"
+gs eval --dataset "$VERSION" --baseline bm25 --no-judge --out "$RUN" --html "$WS/report.html"
 
 echo "== 4. summary"
 "$PY" - "$WS" "$VERSION" "$RUN" <<'EOF'
