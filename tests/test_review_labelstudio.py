@@ -273,3 +273,22 @@ def test_offline_round_trip_through_a_server_elsewhere(tmp_path: Path, server: S
         assert st.stats.ci_low is not None
     with pytest.raises((GateFailed, InputError)):
         st.gate(0.999)
+
+
+def test_a_dropped_answer_to_creating_the_project_makes_no_second_project(
+    tmp_path: Path, server: Server, ls: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server creates the project but the connection drops before its answer (as under load): the SDK's
+    automatic retry would create a second project with the same title, and every later push would then refuse the
+    ambiguous title. goldset sends such a POST once and finds the project the server did make."""
+    from tests.helpers.dropping_proxy import DroppingProxy
+
+    ws = make_workspace(tmp_path / "ws", 20)
+    sample(ws, size=4, seed=1)
+    with DroppingProxy(server.url, "POST", "/api/projects", drops=1) as proxy:
+        monkeypatch.setenv("LABEL_STUDIO_URL", proxy.url)
+        r = push(ws)
+    creates = [s for s in proxy.seen if s[:2] == ("POST", "/api/projects")]
+    assert creates == [("POST", "/api/projects", 201)], "one create, answered by the server, dropped on the way"
+    matching = [p.id for p in ls.projects.list(title=title_of(ws)) if p.title == title_of(ws)]
+    assert matching == [r.project] and r.imported == 4

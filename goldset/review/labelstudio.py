@@ -31,6 +31,11 @@ URL_ENV = "LABEL_STUDIO_URL"
 TEXT_AT = "goldset_text_at"
 
 
+#: Request options for a POST that creates something: the SDK's automatic retry (on a dropped connection or a 5xx)
+#: would create it twice when the first request did land.
+ONCE: dict[str, Any] = {"max_retries": 0}
+
+
 def public_url(url: str) -> str:
     """``url`` without user:password, for messages."""
     parts = urlsplit(url)
@@ -149,6 +154,18 @@ class LabelStudio:
         return found[0] if found else None
 
     def create_project(self, title: str, config: str, instructions: str, overlap: int) -> int:
+        """Create the project, once: the SDK retries a request the server dropped or answered 5xx, which for a
+        POST that did land makes a second project with the same title (seen under load). So no retry here; after a
+        failure, a project with the title that appeared meanwhile is the one this call made."""
+        try:
+            return self._create_project(title, config, instructions, overlap)
+        except EndpointError:
+            found = self.find_project(title)
+            if found is None:
+                raise
+            return found
+
+    def _create_project(self, title: str, config: str, instructions: str, overlap: int) -> int:
         with self._calls("creating the project"):
             project = self.client.projects.create(
                 title=title,
@@ -159,6 +176,7 @@ class LabelStudio:
                 maximum_annotations=overlap,
                 show_collab_predictions=True,  # "use predictions to pre-label": the text areas start filled
                 model_version="goldset",
+                request_options=ONCE,
             )
         return int(project.id)
 
@@ -208,7 +226,10 @@ class LabelStudio:
         for i in range(0, len(tasks), batch_size):
             batch = list(tasks[i : i + batch_size])
             with self._calls(f"importing tasks into project {project_id}"):
-                r = self.client.projects.import_tasks(id=project_id, request=batch, return_task_ids=True)
+                # ONCE: a retried batch that had landed would import its tasks twice; a failed batch stops the push,
+                # and the next push finds by pair id what did land.
+                r = self.client.projects.import_tasks(id=project_id, request=batch, return_task_ids=True,
+                                                      request_options=ONCE)  # fmt: skip
             ids.extend(int(t) for t in (r.task_ids or []))
             if on_batch is not None:
                 on_batch(len(batch))
@@ -223,8 +244,10 @@ class LabelStudio:
                 if pred.model_version == "goldset" and pred.id is not None:
                     self.client.predictions.delete(id=pred.id)
             for pred in task.get("predictions", []):
-                self.client.predictions.create(task=task_id, result=pred["result"], score=pred.get("score"),
-                                               model_version=pred.get("model_version"))  # fmt: skip
+                self.client.predictions.create(
+                    task=task_id, result=pred["result"], score=pred.get("score"),
+                    model_version=pred.get("model_version"), request_options=ONCE,
+                )  # fmt: skip
             at = updated.updated_at
             stamp = at.isoformat() if hasattr(at, "isoformat") else (str(at) if at else None)
             self.client.tasks.update(id=str(task_id), meta={**(updated.meta or {}), TEXT_AT: stamp})
