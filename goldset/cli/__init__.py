@@ -32,6 +32,8 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_show_locals=False,
 )
+for _module in (workspace, ingest, generate, filter, evaluate, review, judge, versioning, interop):
+    app.add_typer(_module.app)
 
 
 def _print_version(value: bool) -> None:
@@ -50,10 +52,6 @@ def _root(
     ] = False,
 ) -> None:
     """Build, check, review, version and evaluate against golden QA datasets for RAG systems."""
-
-
-for _module in (workspace, ingest, generate, filter, evaluate, review, judge, versioning, interop):
-    app.add_typer(_module.app)
 
 
 def main() -> None:
