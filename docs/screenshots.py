@@ -24,6 +24,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -134,14 +135,21 @@ def example_workspace(root: Path, title: str) -> Any:
 
 
 def review(out: Path) -> None:
+    from label_studio_sdk import LabelStudio
+
     from goldset.dataset import read_dataset
     from goldset.io import read_jsonl
     from goldset.review import push, sample
     from goldset.schema import QAPair
 
+    title = "goldset example review (screenshots)"
     with label_studio() as (url, key, user, password), tempfile.TemporaryDirectory(prefix="goldset-shots-") as tmp:
         os.environ["LABEL_STUDIO_URL"], os.environ["LABEL_STUDIO_API_KEY"] = url, key
-        ws = example_workspace(Path(tmp) / "ws", "goldset example review (screenshots)")
+        ls = LabelStudio(base_url=url, api_key=key)
+        for old in ls.projects.list(title=title):  # this script's own project of an earlier run: start afresh
+            if old.title == title:
+                ls.projects.delete(id=old.id)
+        ws = example_workspace(Path(tmp) / "ws", title)
         sample(ws, fraction=1.0, seed=0)
         pushed = push(ws)
         pairs = {p.id: p for p in read_jsonl(ws.pairs_path, QAPair)}
@@ -156,9 +164,6 @@ def review(out: Path) -> None:
         if not wanted:
             raise SystemExit("screenshots: no English pair with one quote passed the filters; see examples/golden")
         pair = wanted[0]
-        from label_studio_sdk import LabelStudio
-
-        ls = LabelStudio(base_url=url, api_key=key)
         task_id = next(t.id for t in ls.tasks.list(project=pushed.project, fields="all", page_size=1000)
                        if t.data.get("pair_id") == pair.id)  # fmt: skip
         d = chromium.browser(1400, 1350)
@@ -182,11 +187,17 @@ def _open_task(d: Any, url: str, user: str, password: str, project: int, task_id
     d.get(f"{url}/projects/{project}/data?task={task_id}")
 
     def rendered(drv: Any) -> bool:
+        """The task is drawn (quote highlighted, answer box filled) and so is the task list beside it (a fresh
+        project first shows its empty-project page there, under a loading overlay)."""
         region = drv.find_element(By.CSS_SELECTOR, "span.htx-highlight")
         answer = drv.find_element(By.CSS_SELECTOR, '[name^="edited_answer:"]')
-        return bool(region.is_displayed() and answer.is_displayed() and region.text and answer.text)
+        body = drv.find_element(By.TAG_NAME, "body").text
+        listed = "Import data to get your project started" not in body and body.count("type: ") >= 3
+        return bool(listed and region.is_displayed() and answer.is_displayed() and region.text and answer.text)
 
     wait = WebDriverWait(d, 90, ignored_exceptions=(NoSuchElementException, StaleElementReferenceException))
+    wait.until(rendered)
+    time.sleep(2)  # overlays fade out
     wait.until(rendered)
     return bytes(d.get_screenshot_as_png())
 
