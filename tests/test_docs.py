@@ -187,6 +187,31 @@ def test_links_between_pages_and_pictures_exist() -> None:
     assert not broken, broken
 
 
+def _anchors(markdown: str) -> set[str]:
+    """GitHub's ids of a page's headings: lower case, punctuation dropped, spaces to hyphens."""
+    return {
+        re.sub(r"[^\w\- ]", "", title.strip().lower()).replace(" ", "-")
+        for title in re.findall(r"^#{1,6} (.+)$", markdown, re.MULTILINE)
+    }
+
+
+def test_anchors_within_and_across_pages_exist() -> None:
+    assert {"reviewing-pairs-for-domain-experts", "expert-review-in-label-studio-goldset-review", "llm"} <= _anchors(
+        (ROOT / "README.md").read_text(encoding="utf-8") + (DOCS / "configuration.md").read_text(encoding="utf-8")
+    )
+    broken, checked = [], 0
+    for page in [ROOT / "README.md", *DOCS.glob("*.md")]:
+        text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.DOTALL)
+        for target, anchor in re.findall(r"\]\(([^)#\s]*)#([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", target) or target.endswith("loop.md"):
+                continue
+            other = (page.parent / target) if target else page
+            checked += 1
+            if anchor not in _anchors(other.read_text(encoding="utf-8")):
+                broken.append(f"{page.relative_to(ROOT)} → {target}#{anchor}")
+    assert checked >= 8 and not broken, (checked, broken)
+
+
 def test_the_readme_shows_the_report_and_a_review_task_under_300_kb() -> None:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     pictures = re.findall(r"!\[[^\]]*\]\((docs/images/[^)]+\.png)\)", readme)
