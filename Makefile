@@ -11,7 +11,7 @@ LS_VERSION ?= 1.23.2
 INTEROP_VENV ?= .interop-venv
 INTEROP_PY   := $(INTEROP_VENV)/bin/python
 
-.PHONY: setup test test-openai-lowest lint demo bench clean browser
+.PHONY: setup test test-openai-lowest lint demo bench clean browser screenshots
 
 $(BIN)/goldset: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -70,6 +70,12 @@ test-openai-lowest: $(LOWEST_VENV)/bin/goldset
 # Without OPENAI_API_KEY / OPENAI_BASE_URL it runs offline: the released example set, BM25 against it, the report.
 demo: setup
 	DEMO_PYTHON=$(BIN)/python bash examples/demo.sh
+
+# The README's pictures (docs/images/*.png), taken by headless Chromium from real output: the HTML report of the
+# example run and a review task pushed to Label Studio (the server LABEL_STUDIO_URL / LABEL_STUDIO_API_KEY name,
+# else one started from .ls-venv for the run).
+screenshots: setup browser $(LS_BIN)
+	$(BIN)/python docs/screenshots.py
 
 bench: setup $(LS_BIN)
 	$(BIN)/python benchmarks/run_all.py

@@ -11,8 +11,6 @@ from typing import TYPE_CHECKING
 
 from goldset._lazy import lazy_exports
 
-__version__ = "0.1.0"
-
 #: public name → module that defines it
 _EXPORTS: dict[str, str] = {
     # errors
@@ -88,7 +86,26 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]
-__getattr__, _dir = lazy_exports(__name__, _EXPORTS)
+_lazy_getattr, _dir = lazy_exports(__name__, _EXPORTS)
+
+
+def __getattr__(name: str) -> object:
+    if name == "__version__":  # read on first use: the installed distribution's version, one source of truth
+        value = _installed_version()
+        globals()["__version__"] = value
+        return value
+    return _lazy_getattr(name)
+
+
+def _installed_version() -> str:
+    """The version of the installed ``goldset`` distribution (pyproject.toml's, as pip recorded it); ``0+unknown``
+    when goldset runs from a source tree nobody installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("goldset")
+    except PackageNotFoundError:
+        return "0+unknown"
 
 
 def __dir__() -> list[str]:
@@ -96,6 +113,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
+    __version__: str
     from goldset.config import Settings, load_settings
     from goldset.dataset import Dataset, read_dataset, write_dataset
     from goldset.errors import (

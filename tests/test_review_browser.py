@@ -1,6 +1,7 @@
 """A pushed task in Label Studio's own web UI (headless Chromium): the question, the highlighted quote and the
 pre-filled answer are there, document text shows as text (not HTML). Saves a screenshot; with
-GOLDSET_SCREENSHOT_DIR set it is copied there (docs/images/review-task.png in the README comes from this test)."""
+GOLDSET_SCREENSHOT_DIR set it is copied there (the README's picture comes from `make screenshots`,
+docs/screenshots.py)."""
 
 from __future__ import annotations
 

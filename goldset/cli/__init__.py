@@ -4,7 +4,7 @@ and prints. Errors are turned into a one-line message and an exit code here, in 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperGroup
@@ -34,6 +34,24 @@ app = typer.Typer(
 )
 for _module in (workspace, ingest, generate, filter, evaluate, review, judge, versioning, interop):
     app.add_typer(_module.app)
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        import goldset
+
+        typer.echo(f"goldset {goldset.__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print goldset's version and exit."),
+    ] = False,
+) -> None:
+    """Build, check, review, version and evaluate against golden QA datasets for RAG systems."""
 
 
 def main() -> None:
