@@ -1,5 +1,6 @@
-"""Reading a run file: JSON Lines of :class:`~goldset.schema.RunSample` that the user's system wrote (plain or
-gzip-compressed, like a run folder's ``samples.jsonl.gz``), checked against the dataset it claims to answer.
+"""Reading a run file: JSON Lines of :class:`~goldset.schema.RunSample` that the user's system wrote (plain,
+zstd-compressed like a run folder's ``samples.jsonl.zst``, or gzip-compressed), checked against the dataset it
+claims to answer.
 
 The reader behaves as :func:`goldset.io.iter_jsonl_numbered` does (file:line errors, a UTF-8 byte-order mark
 accepted, a bad byte reported on its own line) but is built for run files of hundreds of megabytes:
@@ -22,6 +23,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from goldset.dataset import Dataset
@@ -29,7 +31,19 @@ from goldset.errors import InputError, RecordError
 from goldset.schema import QAPair, RunSample
 
 _BOM = b"\xef\xbb\xbf"
+#: File name suffix → the compression a run file (or a run folder's samples) is read with.
+COMPRESSIONS = {".zst": "zstd", ".gz": "gzip"}
 _BUFFER = 1 << 22
+
+
+def zstd() -> ModuleType:
+    """The Zstandard module: the standard library's ``compression.zstd`` (Python 3.14+), else its backport
+    ``backports.zstd`` (the same code and API, a dependency below 3.14)."""
+    try:
+        from compression import zstd as module  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        from backports import zstd as module  # type: ignore[no-redef,unused-ignore]
+    return module  # type: ignore[no-any-return,unused-ignore]
 
 
 @contextmanager
@@ -57,15 +71,24 @@ class RunFile:
 
 
 def open_lines(path: Path) -> Iterator[tuple[int, bytes]]:
-    """(1-based line number, raw line as read, line break included) of a JSON Lines file, gzip-compressed when its
-    name ends in ``.gz``; a UTF-8 byte-order mark on the first line is dropped. Blank lines are skipped.
+    """(1-based line number, raw line as read, line break included) of a JSON Lines file, zstd-compressed when its
+    name ends in ``.zst``, gzip-compressed when in ``.gz``; a UTF-8 byte-order mark on the first line is dropped.
+    Blank lines are skipped.
 
     Lines are not stripped: JSON allows the trailing whitespace, and a copy of every line of a 200 MB file costs."""
     try:
         # Large buffers: every refill is a system call that lets another thread take the GIL (the sample store's
         # compressor), and taking it back waits; with 8 KiB buffers a 200 MB file paid that 25,000 times.
         raw_fh = path.open("rb", buffering=_BUFFER)
-        fh = io.BufferedReader(gzip.GzipFile(fileobj=raw_fh, mode="rb"), _BUFFER) if path.suffix == ".gz" else raw_fh
+        kind = COMPRESSIONS.get(path.suffix)
+        damaged: tuple[type[Exception], ...] = (OSError, EOFError)
+        if kind == "zstd":
+            damaged += (zstd().ZstdError,)
+            fh: Any = io.BufferedReader(zstd().ZstdFile(raw_fh, mode="rb"), _BUFFER)
+        elif kind == "gzip":
+            fh = io.BufferedReader(gzip.GzipFile(fileobj=raw_fh, mode="rb"), _BUFFER)
+        else:
+            fh = raw_fh
     except FileNotFoundError:
         raise InputError(f"{path}: file not found") from None
     except IsADirectoryError:
@@ -77,8 +100,8 @@ def open_lines(path: Path) -> Iterator[tuple[int, bytes]]:
                     raw = raw[len(_BOM) :]
                 if raw and not raw.isspace():
                     yield lineno, raw
-        except (OSError, EOFError) as exc:  # a damaged or truncated gzip file
-            raise InputError(f"{path}: cannot be read as gzip ({exc}); write the run file again") from None
+        except damaged as exc:  # a damaged or truncated compressed file
+            raise InputError(f"{path}: cannot be read as {kind} ({exc}); write the run file again") from None
 
 
 def iter_samples(path: Path) -> Iterator[tuple[int, bytes, RunSample]]:
@@ -109,7 +132,7 @@ def iter_samples(path: Path) -> Iterator[tuple[int, bytes, RunSample]]:
 
 def _sidecar_meta(path: Path) -> tuple[Path, dict[str, Any]] | None:
     """``<run>.meta.json`` or ``meta.json`` beside the run file, read loosely (only the version keys matter)."""
-    stem = path.name.removesuffix(".gz").removesuffix(".jsonl")
+    stem = path.name.removesuffix(path.suffix if path.suffix in COMPRESSIONS else "").removesuffix(".jsonl")
     for candidate in (path.with_name(stem + ".meta.json"), path.with_name("meta.json")):
         if candidate.is_file():
             try:
@@ -156,7 +179,7 @@ def read_run_file(
     questions: dict[str, str] | None = None,
     keep: Callable[[str, bytes], None] | None = None,
 ) -> RunFile:
-    """Read a run file (JSONL of RunSample, or its gzip) and check it belongs to ``dataset``.
+    """Read a run file (JSONL of RunSample, or its zstd or gzip) and check it belongs to ``dataset``.
 
     Errors: a sidecar meta.json naming another dataset version or hash (checked first), malformed lines
     (file:line), a blank retrieved context (file:line), the same pair twice, pair ids the dataset does not have (a
