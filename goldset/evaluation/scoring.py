@@ -88,6 +88,10 @@ class Scorer:
 
     def score(self, pair: QAPair, sample: RunSample | None) -> SampleScores:
         """Every per-sample metric of ``pair`` for ``sample`` (None: missing from the run, scored as failed)."""
+        return self.record(pair, *self.values(pair, sample))
+
+    def values(self, pair: QAPair, sample: RunSample | None) -> tuple[bool, str | None, dict[str, float | None]]:
+        """(failed, error, metrics) of :meth:`score`: what a scoring process sends back."""
         answerable = pair.question_type != "unanswerable"
         failed = sample is None or sample.error is not None
         error = MISSING if sample is None else sample.error
@@ -109,6 +113,11 @@ class Scorer:
             metrics[out] = call(answer)
         if failed:
             metrics = {p.out: None if metrics[p.out] is None else p.worst for p in self.plan}
+        return failed, error if failed else None, metrics
+
+    @staticmethod
+    def record(pair: QAPair, failed: bool, error: str | None, metrics: dict[str, float | None]) -> SampleScores:
+        """The :class:`SampleScores` of ``pair`` with the values :meth:`values` computed."""
         # Built without validation: every value was computed here (floats or None, names from the plan).
         return SampleScores.model_construct(
             pair_id=pair.id,
@@ -116,7 +125,7 @@ class Scorer:
             language=pair.language,
             doc_ids=pair.doc_ids,
             failed=failed,
-            error=error if failed else None,
+            error=error,
             metrics=metrics,
         )
 
@@ -170,17 +179,42 @@ def check_run_fits_matcher(samples: Iterable[RunSample], settings: EvalSettings)
 def score_run(pairs: list[QAPair], samples: Mapping[str, RunSample], settings: EvalSettings) -> list[SampleScores]:
     """One :class:`SampleScores` per pair, in the pairs' order; pairs without a sample are failed, not dropped.
 
-    Raises :class:`ConfigError` when the matcher cannot work on this run (:func:`check_run_fits_matcher`).
+    Large runs are scored by several processes at once (``eval.score_processes``; :func:`scoring_processes`),
+    with the same results. Raises :class:`ConfigError` when the matcher cannot work on this run
+    (:func:`check_run_fits_matcher`).
     """
     check_run_fits_matcher(samples.values(), settings)
     return score_items(settings, [(pair, samples.get(pair.id)) for pair in pairs])
 
 
+#: Fewest samples per scoring process when their number is automatic: below that, starting a process costs
+#: more than it saves.
+MIN_PER_PROCESS = 1000
+
+
+def scoring_processes(settings: EvalSettings, n_items: int) -> int:
+    """How many processes score ``n_items`` samples: ``eval.score_processes``, or when it is 0 one per available
+    CPU core, but no more than one per :data:`MIN_PER_PROCESS` samples."""
+    from goldset.evaluation.processes import available_cpus
+
+    if settings.score_processes:
+        return settings.score_processes
+    return max(1, min(available_cpus(), n_items // MIN_PER_PROCESS))
+
+
 def score_items(settings: EvalSettings, items: Sequence[tuple[QAPair, RunSample | None]]) -> list[SampleScores]:
-    """Score (pair, sample or None) items with one :class:`Scorer`: the unit of work of a scoring process (its
-    matcher caches are its own)."""
+    """Score (pair, sample or None) items with one :class:`Scorer` per process (:func:`scoring_processes`;
+    :func:`goldset.evaluation.processes.split_work`): each process has its own matcher caches, and sends back
+    only the values (failed, error, metrics), from which the records are built here."""
+    from goldset.evaluation.processes import split_work
+
     scorer = Scorer(settings)
-    return [scorer.score(pair, sample) for pair, sample in items]
+
+    def work(start: int, end: int) -> list[tuple[bool, str | None, dict[str, float | None]]]:
+        return [scorer.values(pair, sample) for pair, sample in items[start:end]]
+
+    values = split_work(work, len(items), scoring_processes(settings, len(items)))
+    return [Scorer.record(pair, *v) for (pair, _), v in zip(items, values, strict=True)]
 
 
 # -- aggregation -----------------------------------------------------------------------------------------------
