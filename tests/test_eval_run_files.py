@@ -127,3 +127,28 @@ def test_any_run_of_recurring_texts_reads_the_same(tmp_path_factory: pytest.Temp
         assert fast == plain or (isinstance(fast, str) and "is empty" in fast)
     else:
         assert fast == plain
+
+
+def test_paused_gc_hands_its_objects_on_without_undoing_a_freeze() -> None:
+    import gc
+
+    from goldset.evaluation.run_files import paused_gc
+
+    assert gc.isenabled() and not gc.get_freeze_count()
+    with paused_gc():
+        assert not gc.isenabled()
+        made = [[i] for i in range(50_000)]
+        passes = gc.get_stats()[0]["collections"]
+    after = [[i] for i in range(100)]
+    assert gc.isenabled() and not gc.get_freeze_count()
+    # the young count was reset: the next allocations did not start a pass over the 50,000 lists made meanwhile
+    assert gc.get_stats()[0]["collections"] == passes
+    assert gc.is_tracked(made[0]) and len(after) == 100
+    gc.freeze()  # someone else froze objects: left frozen
+    try:
+        frozen = gc.get_freeze_count()
+        with paused_gc():
+            more = [[i] for i in range(1000)]
+        assert gc.get_freeze_count() == frozen and gc.isenabled() and len(more) == 1000
+    finally:
+        gc.unfreeze()
