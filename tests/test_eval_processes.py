@@ -102,3 +102,39 @@ def test_how_many_processes_score() -> None:
     assert scoring_processes(auto, 10 * MIN_PER_PROCESS) == min(available_cpus(), 10)
     assert scoring_processes(EvalSettings(score_processes=3), 10) == 3
     assert "score_processes" not in EvalSettings(score_processes=3).scoring()
+
+
+def test_scoring_ahead_gives_the_scores_of_one_process(tmp_path: Path) -> None:
+    from goldset.evaluation.scoring import ScoringAhead, score_run
+
+    settings = EvalSettings(score_processes=2)
+    pairs = evaluated_pairs()
+    samples = {s.pair_id: s for s in _mixed_samples()}
+    alone = score_run(pairs, samples, EvalSettings(score_processes=1))
+    first = dict(list(samples.items())[:4])
+    ahead = ScoringAhead(pairs, settings)
+    ahead.start(first)
+    assert ahead.started and ahead.taken() == set(first)
+    assert score_run(pairs, samples, settings, ahead=ahead) == alone
+    # a child that is gone (killed, or failed) costs time, not scores: its pairs are scored here
+    gone = ScoringAhead(pairs, settings)
+    gone.start(first)
+    gone.cancel()
+    assert score_run(pairs, samples, settings, ahead=gone) == alone
+
+
+def test_a_bad_line_after_scoring_started_leaves_no_process_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from goldset.errors import RecordError
+
+    monkeypatch.chdir(tmp_path)
+    data = make_dataset(tmp_path / "data", version="v1")
+    samples = _mixed_samples()
+    lines = [s.model_dump_json() for s in samples] + [samples[0].model_dump_json()]  # the first pair again, last
+    (tmp_path / "run.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    before = _children()
+    two = EvalSettings(score_processes=2)
+    with pytest.raises(RecordError, match="appears twice"):
+        evaluate(data, run_file=tmp_path / "run.jsonl", out_dir=tmp_path / "out", settings=two)
+    assert _children() == before and not (tmp_path / "out").exists()

@@ -8,20 +8,22 @@ process gives: only the time changes.
 
 A child that fails in any way (an exception, a signal, the memory killer, a truncated result) costs time, never
 results: its slice is computed again in this process, where a real error then raises as usual. Without ``fork``
-(Windows) everything runs in this process.
+(Windows) everything runs in this process. :class:`Forked` is one such child, for work that starts before the
+rest is known (scoring the samples read so far while the run file is still being read).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import pickle
 import signal
 from collections.abc import Callable
-from typing import NoReturn, TypeVar
+from typing import Generic, NoReturn, TypeVar
 
 R = TypeVar("R")
 
-__all__ = ["available_cpus", "split_work"]
+__all__ = ["Forked", "available_cpus", "split_work"]
 
 
 def available_cpus() -> int:
@@ -42,12 +44,12 @@ def _slices(n: int, parts: int) -> list[tuple[int, int]]:
     return bounds
 
 
-def _child(work: Callable[[int, int], list[R]], start: int, end: int, write_fd: int) -> NoReturn:
-    """Run in the forked child: compute one slice, send it pickled, and leave without running the parent's exit
+def _child(work: Callable[[], list[R]], write_fd: int) -> NoReturn:
+    """Run in the forked child: compute the work, send it pickled, and leave without running the parent's exit
     handlers or flushing its buffers (``os._exit``)."""
     code = 1
     try:
-        data = pickle.dumps(work(start, end), protocol=pickle.HIGHEST_PROTOCOL)
+        data = pickle.dumps(work(), protocol=pickle.HIGHEST_PROTOCOL)
         with os.fdopen(write_fd, "wb") as fh:
             fh.write(data)
         code = 0
@@ -57,6 +59,56 @@ def _child(work: Callable[[int, int], list[R]], start: int, end: int, write_fd: 
         os._exit(code)
 
 
+class Forked(Generic[R]):
+    """``work()`` computed in a forked child while this process goes on: :meth:`result` waits for it (None when the
+    child failed: compute it here then), :meth:`cancel` stops it. Without ``fork`` the work is done at once, here.
+    """
+
+    def __init__(self, work: Callable[[], list[R]]) -> None:
+        self._done: list[R] | None = None
+        self._pid = -1
+        self._fd = -1
+        if not hasattr(os, "fork"):
+            self._done = work()
+            return
+        read_fd, write_fd = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child
+            os.close(read_fd)
+            _child(work, write_fd)
+        os.close(write_fd)
+        self._pid, self._fd = pid, read_fd
+
+    def result(self) -> list[R] | None:
+        """The child's result, once it is there; None when it failed in any way."""
+        if self._pid < 0:
+            return self._done
+        with os.fdopen(self._fd, "rb") as fh:
+            self._fd = -1
+            data = fh.read()
+        _, status = os.waitpid(self._pid, 0)
+        self._pid = -1
+        if os.waitstatus_to_exitcode(status) == 0 and data:
+            try:
+                self._done = pickle.loads(data)
+            except Exception:  # a cut-off result
+                self._done = None
+        return self._done
+
+    def cancel(self) -> None:
+        """Stop the child and reap it (nothing to do once :meth:`result` returned)."""
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+        if self._pid >= 0:
+            try:
+                os.kill(self._pid, signal.SIGKILL)
+                os.waitpid(self._pid, 0)
+            except OSError:
+                pass
+            self._pid = -1
+
+
 def split_work(work: Callable[[int, int], list[R]], n: int, processes: int) -> list[R]:
     """``work(0, n)``, computed as ``work(start, end)`` over ``processes`` contiguous slices at once (module
     docstring); ``work`` must return one result per item of its slice and must not depend on which process runs it.
@@ -64,40 +116,17 @@ def split_work(work: Callable[[int, int], list[R]], n: int, processes: int) -> l
     if processes <= 1 or n < 2 or not hasattr(os, "fork"):
         return work(0, n)
     bounds = _slices(n, min(processes, n))
-    children: list[list[int]] = []  # [pid, read fd (-1 once closed)] of each child not yet reaped
+    children: list[Forked[R]] = []
     try:
         for start, end in bounds[1:]:
-            read_fd, write_fd = os.pipe()
-            pid = os.fork()
-            if pid == 0:  # the child
-                os.close(read_fd)
-                _child(work, start, end, write_fd)
-            os.close(write_fd)
-            children.append([pid, read_fd])
+            children.append(Forked(functools.partial(work, start, end)))
         out = work(*bounds[0])
-        for (start, end), child in zip(bounds[1:], list(children), strict=True):
-            pid, read_fd = child
-            with os.fdopen(read_fd, "rb") as fh:
-                child[1] = -1
-                data = fh.read()
-            _, status = os.waitpid(pid, 0)
-            children.remove(child)
-            part: list[R] | None = None
-            if os.waitstatus_to_exitcode(status) == 0 and data:
-                try:
-                    part = pickle.loads(data)
-                except Exception:  # a cut-off result: compute the slice here
-                    part = None
+        for (start, end), child in zip(bounds[1:], children, strict=True):
+            part = child.result()
             if part is None or len(part) != end - start:
                 part = work(start, end)
             out += part
         return out
     finally:
-        for pid, read_fd in children:  # only when this process raised: stop and reap what is left
-            if read_fd >= 0:
-                os.close(read_fd)
-            try:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-            except OSError:
-                pass
+        for child in children:  # reaped already unless this process raised: then stop what is left
+            child.cancel()

@@ -252,6 +252,8 @@ def read_run_file(
     fingerprint: str | None = None,
     questions: dict[str, str] | None = None,
     keep: Callable[[str, bytes], None] | None = None,
+    ahead: Callable[[dict[str, RunSample]], None] | None = None,
+    ahead_at: float = 0.55,
 ) -> RunFile:
     """Read a run file (JSONL of RunSample, or its zstd or gzip) and check it belongs to ``dataset``.
 
@@ -262,6 +264,10 @@ def read_run_file(
     ``questions`` (pair id → question): the pairs evaluated. Their samples get their question filled in when they
     lack it, and ``keep(pair_id, line)`` receives each one's JSON line as it is read (the raw line, with the
     question added when it was missing), so the run folder can store it without serialising it again.
+
+    ``ahead(samples)`` is called once, with the samples read so far, when ``ahead_at`` of an uncompressed file's
+    bytes are read (:class:`goldset.evaluation.scoring.ScoringAhead` scores those meanwhile). The samples it gets
+    are final: nothing later changes them, and a later bad line still raises (the caller then cancels).
     """
     path = Path(path)
     if not path.is_file():
@@ -271,7 +277,14 @@ def read_run_file(
     first_line: dict[str, int] = {}
     notes: list[str] = []
     no_contexts = 0
+    ahead_bytes = int(path.stat().st_size * ahead_at) if ahead is not None and path.suffix not in COMPRESSIONS else -1
+    read_bytes = 0
     for lineno, raw, sample in iter_samples(path):
+        if ahead_bytes >= 0:
+            read_bytes += len(raw)
+            if read_bytes >= ahead_bytes and ahead is not None:
+                ahead(samples)  # the samples before this line: this one is not checked against them yet
+                ahead_bytes = -1
         pid = sample.pair_id
         if pid in samples:
             raise RecordError(

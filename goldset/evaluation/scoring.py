@@ -39,6 +39,7 @@ from goldset.schema.runs import RunSample, RunSummary, SampleScores
 from goldset.text import tokenize
 
 if TYPE_CHECKING:
+    from goldset.evaluation.processes import Forked
     from goldset.evaluation.settings import EvalSettings
     from goldset.schema.pairs import QAPair
 
@@ -176,15 +177,81 @@ def check_run_fits_matcher(samples: Iterable[RunSample], settings: EvalSettings)
         )
 
 
-def score_run(pairs: list[QAPair], samples: Mapping[str, RunSample], settings: EvalSettings) -> list[SampleScores]:
+def score_run(
+    pairs: list[QAPair],
+    samples: Mapping[str, RunSample],
+    settings: EvalSettings,
+    *,
+    ahead: ScoringAhead | None = None,
+) -> list[SampleScores]:
     """One :class:`SampleScores` per pair, in the pairs' order; pairs without a sample are failed, not dropped.
 
     Large runs are scored by several processes at once (``eval.score_processes``; :func:`scoring_processes`),
-    with the same results. Raises :class:`ConfigError` when the matcher cannot work on this run
-    (:func:`check_run_fits_matcher`).
+    with the same results; ``ahead``: the scores of the pairs whose samples it took, computed meanwhile (a child
+    that failed costs time: they are scored here then). Raises :class:`ConfigError` when the matcher cannot work
+    on this run (:func:`check_run_fits_matcher`).
     """
     check_run_fits_matcher(samples.values(), settings)
-    return score_items(settings, [(pair, samples.get(pair.id)) for pair in pairs])
+    items = [(pair, samples.get(pair.id)) for pair in pairs]
+    if ahead is None or not ahead.started:
+        return score_items(settings, items)
+    taken = ahead.taken()
+    rest = [item for item in items if item[0].id not in taken]
+    own = score_items(settings, rest, processes=max(1, scoring_processes(settings, len(items)) - 1))
+    early = ahead.result()
+    if early is None:  # the child failed: score its pairs here
+        early = score_items(settings, [(p, samples.get(p.id)) for p in ahead.pairs], processes=1)
+    by_id = {s.pair_id: s for s in (*own, *early)}
+    return [by_id[pair.id] for pair in pairs]
+
+
+class ScoringAhead:
+    """Scores, in a forked process, the pairs whose samples are read so far, while this process reads the rest of
+    the run file: scoring then overlaps reading on a second core, not only follows it. :meth:`start` takes the
+    samples read so far; :func:`score_run` scores the other pairs here, then takes these scores. A pair's scores
+    depend only on the pair, its sample and the settings, whichever process computes them. :meth:`cancel` when
+    the run is not scored after all (a bad line further on)."""
+
+    def __init__(self, pairs: list[QAPair], settings: EvalSettings) -> None:
+        self.settings = settings
+        self._all = pairs
+        self.pairs: list[QAPair] = []
+        self._child: Forked[tuple[bool, str | None, dict[str, float | None]]] | None = None
+
+    @property
+    def started(self) -> bool:
+        return self._child is not None
+
+    def start(self, samples: Mapping[str, RunSample]) -> None:
+        """Fork the process that scores the pairs with a sample in ``samples`` (once)."""
+        from goldset.evaluation.processes import Forked
+
+        if self._child is not None:
+            return
+        self.pairs = [p for p in self._all if p.id in samples]
+        items = [(p, samples[p.id]) for p in self.pairs]
+        scorer = Scorer(self.settings)
+
+        def work() -> list[tuple[bool, str | None, dict[str, float | None]]]:
+            return [scorer.values(pair, sample) for pair, sample in items]
+
+        self._child = Forked(work)
+
+    def taken(self) -> set[str]:
+        """Ids of the pairs the forked process scores."""
+        return {p.id for p in self.pairs}
+
+    def result(self) -> list[SampleScores] | None:
+        """Its scores (waits for them); None when it failed."""
+        done = self._child.result() if self._child is not None else None
+        if done is None or len(done) != len(self.pairs):
+            return None
+        return [Scorer.record(pair, *v) for pair, v in zip(self.pairs, done, strict=True)]
+
+    def cancel(self) -> None:
+        """Stop the process (nothing to do once :meth:`result` returned)."""
+        if self._child is not None:
+            self._child.cancel()
 
 
 #: Fewest samples per scoring process when their number is automatic: below that, starting a process costs
@@ -202,10 +269,12 @@ def scoring_processes(settings: EvalSettings, n_items: int) -> int:
     return max(1, min(available_cpus(), n_items // MIN_PER_PROCESS))
 
 
-def score_items(settings: EvalSettings, items: Sequence[tuple[QAPair, RunSample | None]]) -> list[SampleScores]:
-    """Score (pair, sample or None) items with one :class:`Scorer` per process (:func:`scoring_processes`;
-    :func:`goldset.evaluation.processes.split_work`): each process has its own matcher caches, and sends back
-    only the values (failed, error, metrics), from which the records are built here."""
+def score_items(
+    settings: EvalSettings, items: Sequence[tuple[QAPair, RunSample | None]], processes: int | None = None
+) -> list[SampleScores]:
+    """Score (pair, sample or None) items with one :class:`Scorer` per process (``processes``, default
+    :func:`scoring_processes`; :func:`goldset.evaluation.processes.split_work`): each process has its own matcher
+    caches, and sends back only the values (failed, error, metrics), from which the records are built here."""
     from goldset.evaluation.processes import split_work
 
     scorer = Scorer(settings)
@@ -213,7 +282,8 @@ def score_items(settings: EvalSettings, items: Sequence[tuple[QAPair, RunSample 
     def work(start: int, end: int) -> list[tuple[bool, str | None, dict[str, float | None]]]:
         return [scorer.values(pair, sample) for pair, sample in items[start:end]]
 
-    values = split_work(work, len(items), scoring_processes(settings, len(items)))
+    n = scoring_processes(settings, len(items)) if processes is None else processes
+    values = split_work(work, len(items), n)
     return [Scorer.record(pair, *v) for (pair, _), v in zip(items, values, strict=True)]
 
 
