@@ -279,11 +279,12 @@ def _boost() -> None:
 
 
 def run_process(
-    code: Path, args: list[str], cwd: Path, boost: bool = False
+    code: Path, args: list[str], cwd: Path, boost: bool = False, memory: bool = True
 ) -> tuple[float, float, float, float, float]:
     """One fresh ``python -m goldset`` process: (wall s, CPU s (user + sys), peak RSS MB of the goldset process
     (VmHWM, which starts at exec: wait4's ru_maxrss would count the benchmark's own memory, forked before exec),
-    peak memory MB of the process and its children together (summed PSS, sampled every 50 ms), load average)."""
+    peak memory MB of the process and its children together (summed PSS, sampled every 50 ms), load average).
+    ``memory`` False: no sampling (it takes CPU and the memory map's lock from the measured process; 0 MB)."""
     import subprocess
 
     load = os.getloadavg()[0]
@@ -301,11 +302,13 @@ def run_process(
             peak[1] = max(peak[1], _status_kb(proc.pid, "VmHWM"))
 
     sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
+    if memory:
+        sampler.start()
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     done.set()
-    sampler.join()
+    if memory:
+        sampler.join()
     err = proc.stderr.read().decode() if proc.stderr else ""
     if os.waitstatus_to_exitcode(status) != 0:
         sys.exit(f"goldset {' '.join(args)} failed with {code}: {err[-2000:]}")
@@ -391,19 +394,23 @@ def process_benchmark(tmp: Path, reference: Path | None, label: str = "reference
     stored: dict[str, float] = {}
     folder_mb: dict[str, float] = {}
     kept: dict[str, Path] = {}
-    for i in range(repeat):
+    for i in range(repeat):  # timed runs, alternating; memory is not sampled in these
         for name, code in codes:
             out = tmp / "big" / f"out-{name.replace(' ', '-')}-{i}"
             args = ["eval", "--dataset", str(data), "--run", str(run), "--out", str(out)]
-            rows[name].append(run_process(code, args, tmp, boost))
-            stored[name] = sum(f.stat().st_size for f in out.iterdir() if f.name.startswith("samples")) / 1e6
-            folder_mb[name] = sum(f.stat().st_size for f in out.iterdir()) / 1e6
-            wall, cpu, rss, tree, load = rows[name][-1]
-            print(f"{name} run {i + 1}: {wall:.2f} s, cpu {cpu:.2f} s, {rss:.0f} MB, all {tree:.0f} MB, {load=:.2f}")
-            if name in kept:
-                shutil.rmtree(out)
-            else:
-                kept[name] = out
+            rows[name].append(run_process(code, args, tmp, boost, memory=False))
+            wall, cpu, _, _, load = rows[name][-1]
+            print(f"{name} run {i + 1}: {wall:.2f} s, cpu {cpu:.2f} s, {load=:.2f}")
+            shutil.rmtree(out)
+    memory: dict[str, tuple[float, float]] = {}
+    for name, code in codes:  # one more run each, memory sampled; its folder is kept for the comparison
+        out = kept[name] = tmp / "big" / f"out-{name.replace(' ', '-')}"
+        args = ["eval", "--dataset", str(data), "--run", str(run), "--out", str(out)]
+        _, _, rss, tree, _ = run_process(code, args, tmp, boost, memory=True)
+        memory[name] = (rss, tree)
+        stored[name] = sum(f.stat().st_size for f in out.iterdir() if f.name.startswith("samples")) / 1e6
+        folder_mb[name] = sum(f.stat().st_size for f in out.iterdir()) / 1e6
+        print(f"{name}: peak RSS {rss:.0f} MB, all {tree:.0f} MB")
     phases: dict[str, dict[str, float]] = {}
     for name, code in codes:
         out = tmp / "big" / f"phases-{name.replace(' ', '-')}"
@@ -415,8 +422,7 @@ def process_benchmark(tmp: Path, reference: Path | None, label: str = "reference
     for name, _ in codes:
         walls = [r[0] for r in rows[name]]
         cpus = [r[1] for r in rows[name]]
-        rss = max(r[2] for r in rows[name])
-        tree = max(r[3] for r in rows[name])
+        rss, tree = memory[name]
         loads = ", ".join(f"{r[4]:.2f}" for r in rows[name])
         lines.append(f"| {name} | {statistics.median(walls):.2f} s ({min(walls):.2f}–{max(walls):.2f}) | "
                      f"{statistics.median(cpus):.2f} s | {rss:.0f} MB | {tree:.0f} MB | {stored[name]:.1f} MB | "
@@ -453,9 +459,10 @@ Machine: {machine()}. Script: `benchmarks/bench_eval.py` (`process_benchmark`).
 `goldset eval --dataset data --run run.jsonl --out DIR` in a fresh process (`python -m goldset`, imports
 included), matcher `auto`, default settings: {BIG_QUESTIONS:,} questions × {BIG_CONTEXTS} contexts (the system's own
 1,200-character windows of the FastAPI docs, en + zh, with doc ids), run file {size_mb:.0f} MB. {repeat} runs each,
-alternating. CPU: user + sys of the process and its children (`wait4`). Peak RSS: of the goldset process
-(`VmHWM`); peak memory: the process and its forked scorers together, summed PSS (shared pages counted once);
-both sampled every 50 ms. Load: the 1-minute load average read before each run.{boosted} "stored samples": the run
+alternating. CPU: user + sys of the process and its children (`wait4`). Memory, from one more run each (not
+sampled in the timed ones): peak RSS of the goldset process (`VmHWM`); peak memory of the process and its forked
+scorers together, summed PSS (shared pages counted once), sampled every 50 ms. Load: the 1-minute load average
+read before each timed run.{boosted} "stored samples": the run
 folder's copy of the samples; "run folder": all its files.
 
 | code | wall (median, range) | CPU (median) | peak RSS | peak memory, all | stored samples | run folder | load |
@@ -484,9 +491,10 @@ def main() -> None:
         help="run the measured goldset processes in their own session at autogroup nice -15 (Linux, root): on a "
         "machine shared with other sessions they get the cores as on an idle one",
     )
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs of each code (whole-process benchmark)")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="goldset-bench-eval-"))
-    text = process_benchmark(tmp, args.reference, args.reference_label, boost=args.boost)
+    text = process_benchmark(tmp, args.reference, args.reference_label, repeat=args.repeat, boost=args.boost)
     write_section(text)
     print(text)
     if args.only_process:
