@@ -79,6 +79,8 @@ class Scorer:
     """Scores samples with one settings object: the metric plan, refusal regex and matcher cache are built once."""
 
     def __init__(self, settings: EvalSettings) -> None:
+        import rapidfuzz.distance  # noqa: F401 - lcs_length's: imported once here, before scoring processes fork
+
         self.settings = settings
         self.matcher = Matcher.from_settings(settings)
         self.refusal = compile_patterns(settings.refusal_patterns)
@@ -311,8 +313,10 @@ class _Columns:
     def means(self, rows: Iterable[int]) -> dict[str, float]:
         rows = list(rows)
         out: dict[str, float] = {}
+        # the group's values of a column, in row order, picked in C (an itemgetter of one row returns the value)
+        pick = operator.itemgetter(*rows) if len(rows) > 1 else (lambda c: (c[rows[0]],) if rows else ())
         for name, column in self.columns.items():
-            values = [v for i in rows if (v := column[i]) is not None]
+            values = [v for v in pick(column) if v is not None]
             if values:
                 out[name] = math.fsum(values) / len(values)
         out["n"] = float(len(rows))
