@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -133,6 +134,18 @@ def test_paused_gc_hands_its_objects_on_without_undoing_a_freeze() -> None:
     import gc
 
     from goldset.evaluation.run_files import paused_gc
+
+    frozen_before = gc.get_freeze_count()  # the CLI freezes what an evaluation made, and tests run it in-process
+    gc.unfreeze()
+    try:
+        _check_paused_gc(paused_gc)
+    finally:
+        if frozen_before:
+            gc.freeze()
+
+
+def _check_paused_gc(paused_gc: Any) -> None:
+    import gc
 
     assert gc.isenabled() and not gc.get_freeze_count()
     with paused_gc():
