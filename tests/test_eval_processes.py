@@ -138,3 +138,16 @@ def test_a_bad_line_after_scoring_started_leaves_no_process_behind(
     with pytest.raises(RecordError, match="appears twice"):
         evaluate(data, run_file=tmp_path / "run.jsonl", out_dir=tmp_path / "out", settings=two)
     assert _children() == before and not (tmp_path / "out").exists()
+
+
+def test_a_child_that_never_answers_is_stopped_and_its_work_done_here() -> None:
+    import time
+
+    from goldset.evaluation.processes import Forked
+
+    before = _children()
+    stuck = Forked(lambda: [time.sleep(60)])  # a child stuck (on a lock another thread held at the fork, say)
+    started = time.monotonic()
+    assert stuck.result(timeout=0.5) is None
+    assert time.monotonic() - started < 5 and _children() == before  # stopped and reaped, not waited for
+    assert Forked(lambda: [1, 2]).result(timeout=30) == [1, 2]

@@ -6,8 +6,9 @@ pickled on the way in), computes its slice and pickles the result back through a
 item order, and each slice is computed by the same code on the same objects, so the outcome is the one a single
 process gives: only the time changes.
 
-A child that fails in any way (an exception, a signal, the memory killer, a truncated result) costs time, never
-results: its slice is computed again in this process, where a real error then raises as usual. Without ``fork``
+A child that fails in any way (an exception, a signal, the memory killer, a truncated result, no answer long
+after this process finished its own share: :func:`patience`) costs time, never results: its slice is computed
+again in this process, where a real error then raises as usual. Without ``fork``
 (Windows) everything runs in this process. :class:`Forked` is one such child, for work that starts before the
 rest is known (scoring the samples read so far while the run file is still being read).
 """
@@ -17,13 +18,15 @@ from __future__ import annotations
 import functools
 import os
 import pickle
+import select
 import signal
+import time
 from collections.abc import Callable
 from typing import Generic, NoReturn, TypeVar
 
 R = TypeVar("R")
 
-__all__ = ["Forked", "available_cpus", "split_work"]
+__all__ = ["Forked", "available_cpus", "patience", "split_work"]
 
 
 def available_cpus() -> int:
@@ -79,15 +82,28 @@ class Forked(Generic[R]):
         os.close(write_fd)
         self._pid, self._fd = pid, read_fd
 
-    def result(self) -> list[R] | None:
-        """The child's result, once it is there; None when it failed in any way."""
+    def result(self, timeout: float | None = None) -> list[R] | None:
+        """The child's result, once it is there; None when it failed in any way, or sent nothing for ``timeout``
+        seconds (a child stuck on a lock another thread of this process held at the fork): it is stopped then."""
         if self._pid < 0:
             return self._done
-        with os.fdopen(self._fd, "rb") as fh:
-            self._fd = -1
-            data = fh.read()
+        chunks: list[bytes] = []
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([self._fd], [], [], left)[0]:
+                    self.cancel()
+                    return None
+            chunk = os.read(self._fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        os.close(self._fd)
+        self._fd = -1
         _, status = os.waitpid(self._pid, 0)
         self._pid = -1
+        data = b"".join(chunks)
         if os.waitstatus_to_exitcode(status) == 0 and data:
             try:
                 self._done = pickle.loads(data)
@@ -109,6 +125,12 @@ class Forked(Generic[R]):
             self._pid = -1
 
 
+def patience(own_seconds: float) -> float:
+    """How long to wait for a child whose work is about the size of the ``own_seconds`` this process took for its
+    own: generously more (a loaded machine), then the work is done here."""
+    return max(10.0, 4 * own_seconds)
+
+
 def split_work(work: Callable[[int, int], list[R]], n: int, processes: int) -> list[R]:
     """``work(0, n)``, computed as ``work(start, end)`` over ``processes`` contiguous slices at once (module
     docstring); ``work`` must return one result per item of its slice and must not depend on which process runs it.
@@ -120,9 +142,11 @@ def split_work(work: Callable[[int, int], list[R]], n: int, processes: int) -> l
     try:
         for start, end in bounds[1:]:
             children.append(Forked(functools.partial(work, start, end)))
+        began = time.monotonic()
         out = work(*bounds[0])
+        wait = patience(time.monotonic() - began)
         for (start, end), child in zip(bounds[1:], children, strict=True):
-            part = child.result()
+            part = child.result(timeout=wait)
             if part is None or len(part) != end - start:
                 part = work(start, end)
             out += part

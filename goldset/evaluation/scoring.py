@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import operator
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -193,14 +194,17 @@ def score_run(
     that failed costs time: they are scored here then). Raises :class:`ConfigError` when the matcher cannot work
     on this run (:func:`check_run_fits_matcher`).
     """
+    from goldset.evaluation.processes import patience
+
     check_run_fits_matcher(samples.values(), settings)
     items = [(pair, samples.get(pair.id)) for pair in pairs]
     if ahead is None or not ahead.started:
         return score_items(settings, items)
     taken = ahead.taken()
     rest = [item for item in items if item[0].id not in taken]
+    began = time.monotonic()
     own = score_items(settings, rest, processes=max(1, scoring_processes(settings, len(items)) - 1))
-    early = ahead.result()
+    early = ahead.result(timeout=patience(time.monotonic() - began))
     if early is None:  # the child failed: score its pairs here
         early = score_items(settings, [(p, samples.get(p.id)) for p in ahead.pairs], processes=1)
     by_id = {s.pair_id: s for s in (*own, *early)}
@@ -243,9 +247,9 @@ class ScoringAhead:
         """Ids of the pairs the forked process scores."""
         return {p.id for p in self.pairs}
 
-    def result(self) -> list[SampleScores] | None:
-        """Its scores (waits for them); None when it failed."""
-        done = self._child.result() if self._child is not None else None
+    def result(self, timeout: float | None = None) -> list[SampleScores] | None:
+        """Its scores (waits for them, ``timeout`` seconds at most); None when it failed."""
+        done = self._child.result(timeout) if self._child is not None else None
         if done is None or len(done) != len(self.pairs):
             return None
         return [Scorer.record(pair, *v) for pair, v in zip(self.pairs, done, strict=True)]
