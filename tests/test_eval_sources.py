@@ -139,31 +139,48 @@ def test_sidecar_meta_of_another_version_is_refused(data: Path, tmp_path: Path) 
 
 
 def test_a_stored_run_can_be_rescored(data: Path, tmp_path: Path) -> None:
-    """runs/<id>/samples.jsonl.gz with its meta.json beside it is a valid run file for the same dataset."""
+    """runs/<id>/samples.jsonl.zst with its meta.json beside it is a valid run file for the same dataset."""
     run = write_run_file(tmp_path / "run.jsonl", perfect_samples()[:-1])
     first = evaluate(data, run_file=run, out_dir=tmp_path / "first")
-    again = evaluate(data, run_file=tmp_path / "first" / "samples.jsonl.gz", out_dir=tmp_path / "again")
+    again = evaluate(data, run_file=tmp_path / "first" / "samples.jsonl.zst", out_dir=tmp_path / "again")
     assert again.summary.overall == first.summary.overall
     assert again.summary.n_failed == first.summary.n_failed == 1
+    assert (tmp_path / "again" / "scores.jsonl").read_bytes() == (tmp_path / "first" / "scores.jsonl").read_bytes()
 
 
-def test_run_folders_store_the_samples_compressed_and_read_both_forms(data: Path, tmp_path: Path) -> None:
+def test_a_damaged_compressed_run_file_is_an_input_error(data: Path, tmp_path: Path) -> None:
+    from goldset.evaluation.run_files import zstd
+
+    body = "".join(s.model_dump_json() + "\n" for s in perfect_samples()).encode()
+    packed = zstd().compress(body)
+    for name, raw in (("cut.jsonl.zst", packed[: len(packed) // 2]), ("junk.jsonl.zst", b"not zstd at all" * 9)):
+        (tmp_path / name).write_bytes(raw)
+        with pytest.raises(InputError, match=f"{name}: cannot be read as zstd"):
+            evaluate(data, run_file=tmp_path / name, out_dir=tmp_path / "out")
+        assert not (tmp_path / "out").exists()
+
+
+def test_run_folders_store_the_samples_compressed_and_read_every_form(data: Path, tmp_path: Path) -> None:
     import gzip
 
+    from goldset.evaluation.run_files import zstd
     from goldset.schema import RunSample
 
     run = write_run_file(tmp_path / "run.jsonl", perfect_samples())
     evaluate(data, run_file=run, out_dir=tmp_path / "out")
     folder = tmp_path / "out"
-    assert (folder / "samples.jsonl.gz").is_file() and not (folder / "samples.jsonl").exists()
-    lines = gzip.decompress((folder / "samples.jsonl.gz").read_bytes()).decode("utf-8").splitlines()
+    assert sorted(f.name for f in folder.iterdir() if f.name.startswith("samples")) == ["samples.jsonl.zst"]
+    lines = zstd().decompress((folder / "samples.jsonl.zst").read_bytes()).decode("utf-8").splitlines()
     stored = [RunSample.model_validate_json(line) for line in lines]
     assert sorted(s.pair_id for s in stored) == sorted(p.id for p in evaluated_pairs())  # one line per pair
     assert all(s.question for s in stored)  # filled in from the dataset: the folder reads on its own
     compressed = read_run(folder)
-    # a folder written before compression (samples.jsonl) reads the same
-    (folder / "samples.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    # folders written before: gzip-compressed samples (samples.jsonl.gz), and before that plain (samples.jsonl)
+    (folder / "samples.jsonl.zst").unlink()
+    (folder / "samples.jsonl.gz").write_bytes(gzip.compress(("\n".join(lines) + "\n").encode("utf-8")))
+    assert read_run(folder).samples == compressed.samples
     (folder / "samples.jsonl.gz").unlink()
+    (folder / "samples.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert read_run(folder).samples == compressed.samples
 
 
@@ -371,11 +388,11 @@ def test_endpoint_with_field_mapping_from_config(
     assert ok.latency.retrieval_ms == 2.0 and ok.latency.total_ms is not None
     assert "Bearer sk-secret-value-123" in _Handler.seen_auth
     # the key and the query string never reach the run folder
-    import gzip
+    from goldset.evaluation.run_files import zstd
 
-    for name in ("meta.json", "samples.jsonl.gz", "scores.jsonl", "summary.json"):
+    for name in ("meta.json", "samples.jsonl.zst", "scores.jsonl", "summary.json"):
         raw = (tmp_path / "out" / name).read_bytes()
-        text = (gzip.decompress(raw) if name.endswith(".gz") else raw).decode("utf-8")
+        text = (zstd().decompress(raw) if name.endswith(".zst") else raw).decode("utf-8")
         assert "sk-secret-value-123" not in text and "token=abc" not in text
     assert result.meta.target == "endpoint:" + service
 

@@ -176,7 +176,7 @@ def test_judge_settings_and_what_a_judged_run_records() -> None:
         return RunMeta(run_id="r", dataset="d", manifest_hash="h", metric_config=config)
 
     old = meta(EvalSettings().model_dump(mode="json", exclude={"endpoint", "runs_dir", "concurrency", "timeout_s",
-                                                                "judge"}))  # fmt: skip
+                                                                "score_processes", "judge"}))  # fmt: skip
     assert check_comparable(old, meta(s.scoring())) == []
     with pytest.raises(UsageError, match=r"different settings: judge \(not set vs"):  # judged vs not
         check_comparable(meta(s.scoring()), meta(s.scoring(identity)))

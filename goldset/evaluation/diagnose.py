@@ -197,7 +197,7 @@ def _errors(v: list[float], s: RunSummary) -> Diagnosis | None:
             "system-errors",
             f"{rate:.0%} of the questions failed or are missing from the run",
             "the system itself: timeouts, exceptions or a run file that lacks pairs",
-            "look at the failed samples' errors (samples.jsonl, field error) before reading any other metric",
+            "look at the failed samples' errors (samples.jsonl.zst, field error) before reading any other metric",
             severity="critical",
         )
     return None

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from goldset.dataset import Dataset
     from goldset.evaluation.gate import GateResult, Thresholds
     from goldset.evaluation.runs import SampleStore, StoredRun
+    from goldset.evaluation.scoring import ScoringAhead
     from goldset.evaluation.settings import EvalSettings
     from goldset.progress import ProgressCallback
     from goldset.schema import QAPair, RunMeta, RunSample, RunSummary, SampleScores
@@ -87,6 +88,7 @@ def _from_file(
     pairs: list[QAPair],
     fingerprint: str,
     store: SampleStore,
+    ahead: ScoringAhead | None = None,
 ) -> _Run:
     from goldset.evaluation.run_files import read_run_file
 
@@ -97,6 +99,7 @@ def _from_file(
         fingerprint=fingerprint,
         questions=wanted,
         keep=store.add_line,
+        ahead=ahead.start if ahead is not None else None,
     )
     notes = list(run.notes)
     extra = sorted(set(run.samples) - set(wanted))
@@ -206,7 +209,7 @@ def evaluate(
     from goldset.evaluation.run_files import missing_sample, paused_gc
     from goldset.evaluation.runs import SampleStore, git_revision, make_run_id, write_run
     from goldset.evaluation.sampling import stratified_sample
-    from goldset.evaluation.scoring import MISSING, score_run, summarize
+    from goldset.evaluation.scoring import MISSING, ScoringAhead, score_run, scoring_processes, summarize
     from goldset.schema import RunMeta
     from goldset.schema.base import utcnow
     from goldset.workspace import optional_workspace
@@ -287,10 +290,13 @@ def evaluate(
     # Samples are compressed for the run folder as they come, while the rest of the work goes on (SampleStore).
     folder = Path(out_dir) if out_dir is not None else runs_dir / "(run id)"
     store = SampleStore(folder.parent)
+    # With a second core, the samples read first are scored while the rest of the run file is read.
+    overlap = run_file is not None and scoring_processes(settings, len(pairs)) > 1
+    ahead = ScoringAhead(pairs, settings) if overlap else None
     try:
         if run_file is not None:
             with paused_gc():
-                run = _from_file(Path(run_file), data, pairs, fingerprint, store)
+                run = _from_file(Path(run_file), data, pairs, fingerprint, store, ahead)
         elif target is not None:
             run = _from_target(target, data, pairs, settings, kb=kb, ws=ws, progress=progress)
         else:
@@ -319,7 +325,7 @@ def evaluate(
         meta = meta.model_copy(update={"run_id": run_id, "target": run.target, "created_at": utcnow()})
         # Pairs without a sample are scored as missing (failed, worst values) by score_run, never dropped.
         with paused_gc():
-            scores = score_run(pairs, samples, settings)
+            scores = score_run(pairs, samples, settings, ahead=ahead)
         judge_failed: dict[str, int] = {}
         if judge_plan is not None:
             models = [m for m in (system_model, *(s.model for s in samples.values())) if m]
@@ -336,6 +342,8 @@ def evaluate(
         write_run(folder, meta, store, scores, summary)
     finally:
         store.close()
+        if ahead is not None:
+            ahead.cancel()
 
     gate = check_gate(summary, gate_spec, baseline.summary if baseline else None) if gate_spec else None
     return EvalResult(

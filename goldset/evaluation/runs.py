@@ -1,11 +1,12 @@
-"""Evaluation folders: ``runs/<run-id>/`` with ``meta.json``, ``samples.jsonl.gz``, ``scores.jsonl``,
+"""Evaluation folders: ``runs/<run-id>/`` with ``meta.json``, ``samples.jsonl.zst``, ``scores.jsonl``,
 ``summary.json``.
 
 A folder is written under a hidden temporary name and renamed into place when all four files are there, so a
 crash never leaves a half-written run that ``compare`` or ``report`` would later read as complete.
 
 The samples (answers and every retrieved context: the bulk of a run, 100 MB and more for 10,000 questions) are
-stored gzip-compressed (:class:`SampleStore`); folders written before hold ``samples.jsonl`` and read the same.
+stored zstd-compressed (:class:`SampleStore`); folders written before hold ``samples.jsonl.gz`` or ``samples.jsonl``
+and read the same.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import re
 import shutil
 import subprocess
 from collections.abc import Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,8 +29,9 @@ from goldset.schema.base import utcnow
 from goldset.workspace import Workspace
 
 META_FILE = "meta.json"
-SAMPLES_FILE = "samples.jsonl.gz"
-PLAIN_SAMPLES_FILE = "samples.jsonl"  # run folders written before the samples were compressed
+SAMPLES_FILE = "samples.jsonl.zst"
+#: Older forms of the samples a run folder may hold, read as well: gzip-compressed, and before that plain.
+OLDER_SAMPLES_FILES = ("samples.jsonl.gz", "samples.jsonl")
 SCORES_FILE = "scores.jsonl"
 SUMMARY_FILE = "summary.json"
 RUN_FILES = (META_FILE, SAMPLES_FILE, SCORES_FILE, SUMMARY_FILE)
@@ -126,42 +127,42 @@ def git_revision(root: Path) -> str | None:
 class SampleStore:
     """The samples of a run being written, compressed as they come in, into a temporary file beside the runs.
 
-    Lines are gathered into blocks of about a megabyte; a worker thread compresses each block into one gzip stream
-    and appends it to the file. zlib releases the GIL while it compresses, so on a second core the compression of
-    a 200 MB run costs the evaluation nothing: it happens while the samples are scored. (Blocks, not lines: every
-    hand-over between threads waits for the GIL, and ten thousand of them stall both threads.) Samples are stored
-    in the order they arrive: the run file's order for run files, then the stand-ins for missing pairs; readers
-    key them by pair id. Level 1: higher levels shrink run files by a few percent for three times the time.
+    Zstandard at level 3 (its default), not gzip: on a 170 MB run of 10,000 questions it takes 0.2 s of CPU
+    for a 10 MB file, where gzip at level 1 took 1.7 s for 56 MB (retrieved texts recur, and zstd's larger window
+    finds them again). zstd compresses in a worker thread of its own (``nb_workers``: native code, no GIL) while the
+    samples are read and scored; without threading support in the zstd library, it compresses in line. Lines are
+    handed over in blocks of about a megabyte. Samples are stored in the order they arrive: the run file's order
+    for run files, then the stand-ins for missing pairs; readers key them by pair id.
     """
 
     BLOCK = 1 << 20
+    LEVEL = 3
 
-    def __init__(self, folder: Path, level: int = 1) -> None:
+    def __init__(self, folder: Path, level: int = LEVEL) -> None:
         import tempfile
-        import zlib
 
+        from goldset.evaluation.run_files import zstd
+
+        z = zstd()
         folder.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(prefix=".samples-", suffix=".gz.tmp", dir=folder)
+        try:
+            self._zip = z.ZstdCompressor(
+                options={z.CompressionParameter.compression_level: level, z.CompressionParameter.nb_workers: 1}
+            )
+        except (z.ZstdError, ValueError):  # a zstd library built without threads
+            self._zip = z.ZstdCompressor(level=level)
+        self._end = z.ZstdCompressor.FLUSH_FRAME
+        fd, name = tempfile.mkstemp(prefix=".samples-", suffix=".zst.tmp", dir=folder)
         self.path = Path(name)
         self._fh = os.fdopen(fd, "wb")
-        self._zip = zlib.compressobj(level, zlib.DEFLATED, 31)  # wbits 31: a gzip header and trailer
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="goldset-gzip")
-        self._pending: list[Future[None]] = []
         self._block: list[bytes] = []
         self._size = 0
         self._ids: set[str] = set()
 
-    def _compress(self, data: bytes) -> None:
-        self._fh.write(self._zip.compress(data))
-
     def _flush_block(self) -> None:
         if self._block:
-            self._pending.append(self._pool.submit(self._compress, b"".join(self._block)))
+            self._fh.write(self._zip.compress(b"".join(self._block)))
             self._block, self._size = [], 0
-            done = [f for f in self._pending if f.done()]
-            for f in done:
-                f.result()  # raise a write error (disk full) now, not at the end
-                self._pending.remove(f)
 
     def add_line(self, pair_id: str, line: bytes) -> None:
         """Store one sample given as its JSON line (a line break is added when it has none)."""
@@ -181,12 +182,9 @@ class SampleStore:
         return pair_id in self._ids
 
     def finish(self, path: Path) -> None:
-        """Compress what is left, end the gzip stream and move the file to ``path``."""
+        """Compress what is left, end the zstd frame and move the file to ``path``."""
         self._flush_block()
-        for f in self._pending:
-            f.result()
-        self._pending = []
-        self._fh.write(self._zip.flush())
+        self._fh.write(self._zip.compress(b"", self._end))
         self._fh.flush()
         os.fsync(self._fh.fileno())
         self._fh.close()
@@ -196,8 +194,7 @@ class SampleStore:
         self.path.replace(path)
 
     def close(self) -> None:
-        """Stop the worker and remove the temporary file (nothing left to do after :meth:`finish`)."""
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        """Remove the temporary file (nothing left to do after :meth:`finish`)."""
         if not self._fh.closed:
             self._fh.close()
         self.path.unlink(missing_ok=True)
@@ -257,8 +254,9 @@ def read_run(spec: str | Path, ws: Workspace | None = None, runs_dir: Path | Non
 
     folder = resolve_run_folder(spec, ws, runs_dir)
     samples_file = folder / SAMPLES_FILE
-    if not samples_file.is_file() and (folder / PLAIN_SAMPLES_FILE).is_file():
-        samples_file = folder / PLAIN_SAMPLES_FILE
+    for older in OLDER_SAMPLES_FILES:
+        if not samples_file.is_file() and (folder / older).is_file():
+            samples_file = folder / older
     missing = [name for name in RUN_FILES if not (folder / name).is_file() and name != SAMPLES_FILE]
     if not samples_file.is_file():
         missing.insert(1, SAMPLES_FILE)

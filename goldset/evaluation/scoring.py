@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import operator
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -39,6 +40,7 @@ from goldset.schema.runs import RunSample, RunSummary, SampleScores
 from goldset.text import tokenize
 
 if TYPE_CHECKING:
+    from goldset.evaluation.processes import Forked
     from goldset.evaluation.settings import EvalSettings
     from goldset.schema.pairs import QAPair
 
@@ -78,6 +80,8 @@ class Scorer:
     """Scores samples with one settings object: the metric plan, refusal regex and matcher cache are built once."""
 
     def __init__(self, settings: EvalSettings) -> None:
+        import rapidfuzz.distance  # noqa: F401 - lcs_length's: imported once here, before scoring processes fork
+
         self.settings = settings
         self.matcher = Matcher.from_settings(settings)
         self.refusal = compile_patterns(settings.refusal_patterns)
@@ -88,6 +92,10 @@ class Scorer:
 
     def score(self, pair: QAPair, sample: RunSample | None) -> SampleScores:
         """Every per-sample metric of ``pair`` for ``sample`` (None: missing from the run, scored as failed)."""
+        return self.record(pair, *self.values(pair, sample))
+
+    def values(self, pair: QAPair, sample: RunSample | None) -> tuple[bool, str | None, dict[str, float | None]]:
+        """(failed, error, metrics) of :meth:`score`: what a scoring process sends back."""
         answerable = pair.question_type != "unanswerable"
         failed = sample is None or sample.error is not None
         error = MISSING if sample is None else sample.error
@@ -109,6 +117,11 @@ class Scorer:
             metrics[out] = call(answer)
         if failed:
             metrics = {p.out: None if metrics[p.out] is None else p.worst for p in self.plan}
+        return failed, error if failed else None, metrics
+
+    @staticmethod
+    def record(pair: QAPair, failed: bool, error: str | None, metrics: dict[str, float | None]) -> SampleScores:
+        """The :class:`SampleScores` of ``pair`` with the values :meth:`values` computed."""
         # Built without validation: every value was computed here (floats or None, names from the plan).
         return SampleScores.model_construct(
             pair_id=pair.id,
@@ -116,7 +129,7 @@ class Scorer:
             language=pair.language,
             doc_ids=pair.doc_ids,
             failed=failed,
-            error=error if failed else None,
+            error=error,
             metrics=metrics,
         )
 
@@ -167,20 +180,117 @@ def check_run_fits_matcher(samples: Iterable[RunSample], settings: EvalSettings)
         )
 
 
-def score_run(pairs: list[QAPair], samples: Mapping[str, RunSample], settings: EvalSettings) -> list[SampleScores]:
+def score_run(
+    pairs: list[QAPair],
+    samples: Mapping[str, RunSample],
+    settings: EvalSettings,
+    *,
+    ahead: ScoringAhead | None = None,
+) -> list[SampleScores]:
     """One :class:`SampleScores` per pair, in the pairs' order; pairs without a sample are failed, not dropped.
 
-    Raises :class:`ConfigError` when the matcher cannot work on this run (:func:`check_run_fits_matcher`).
+    Large runs are scored by several processes at once (``eval.score_processes``; :func:`scoring_processes`),
+    with the same results; ``ahead``: the scores of the pairs whose samples it took, computed meanwhile (a child
+    that failed costs time: they are scored here then). Raises :class:`ConfigError` when the matcher cannot work
+    on this run (:func:`check_run_fits_matcher`).
     """
+    from goldset.evaluation.processes import patience
+
     check_run_fits_matcher(samples.values(), settings)
-    return score_items(settings, [(pair, samples.get(pair.id)) for pair in pairs])
+    items = [(pair, samples.get(pair.id)) for pair in pairs]
+    if ahead is None or not ahead.started:
+        return score_items(settings, items)
+    taken = ahead.taken()
+    rest = [item for item in items if item[0].id not in taken]
+    began = time.monotonic()
+    own = score_items(settings, rest, processes=max(1, scoring_processes(settings, len(items)) - 1))
+    early = ahead.result(timeout=patience(time.monotonic() - began))
+    if early is None:  # the child failed: score its pairs here
+        early = score_items(settings, [(p, samples.get(p.id)) for p in ahead.pairs], processes=1)
+    by_id = {s.pair_id: s for s in (*own, *early)}
+    return [by_id[pair.id] for pair in pairs]
 
 
-def score_items(settings: EvalSettings, items: Sequence[tuple[QAPair, RunSample | None]]) -> list[SampleScores]:
-    """Score (pair, sample or None) items with one :class:`Scorer`: the unit of work of a scoring process (its
-    matcher caches are its own)."""
+class ScoringAhead:
+    """Scores, in a forked process, the pairs whose samples are read so far, while this process reads the rest of
+    the run file: scoring then overlaps reading on a second core, not only follows it. :meth:`start` takes the
+    samples read so far; :func:`score_run` scores the other pairs here, then takes these scores. A pair's scores
+    depend only on the pair, its sample and the settings, whichever process computes them. :meth:`cancel` when
+    the run is not scored after all (a bad line further on)."""
+
+    def __init__(self, pairs: list[QAPair], settings: EvalSettings) -> None:
+        self.settings = settings
+        self._all = pairs
+        self.pairs: list[QAPair] = []
+        self._child: Forked[tuple[bool, str | None, dict[str, float | None]]] | None = None
+
+    @property
+    def started(self) -> bool:
+        return self._child is not None
+
+    def start(self, samples: Mapping[str, RunSample]) -> None:
+        """Fork the process that scores the pairs with a sample in ``samples`` (once)."""
+        from goldset.evaluation.processes import Forked
+
+        if self._child is not None:
+            return
+        self.pairs = [p for p in self._all if p.id in samples]
+        items = [(p, samples[p.id]) for p in self.pairs]
+        scorer = Scorer(self.settings)
+
+        def work() -> list[tuple[bool, str | None, dict[str, float | None]]]:
+            return [scorer.values(pair, sample) for pair, sample in items]
+
+        self._child = Forked(work)
+
+    def taken(self) -> set[str]:
+        """Ids of the pairs the forked process scores."""
+        return {p.id for p in self.pairs}
+
+    def result(self, timeout: float | None = None) -> list[SampleScores] | None:
+        """Its scores (waits for them, ``timeout`` seconds at most); None when it failed."""
+        done = self._child.result(timeout) if self._child is not None else None
+        if done is None or len(done) != len(self.pairs):
+            return None
+        return [Scorer.record(pair, *v) for pair, v in zip(self.pairs, done, strict=True)]
+
+    def cancel(self) -> None:
+        """Stop the process (nothing to do once :meth:`result` returned)."""
+        if self._child is not None:
+            self._child.cancel()
+
+
+#: Fewest samples per scoring process when their number is automatic: below that, starting a process costs
+#: more than it saves.
+MIN_PER_PROCESS = 1000
+
+
+def scoring_processes(settings: EvalSettings, n_items: int) -> int:
+    """How many processes score ``n_items`` samples: ``eval.score_processes``, or when it is 0 one per available
+    CPU core, but no more than one per :data:`MIN_PER_PROCESS` samples."""
+    from goldset.evaluation.processes import available_cpus
+
+    if settings.score_processes:
+        return settings.score_processes
+    return max(1, min(available_cpus(), n_items // MIN_PER_PROCESS))
+
+
+def score_items(
+    settings: EvalSettings, items: Sequence[tuple[QAPair, RunSample | None]], processes: int | None = None
+) -> list[SampleScores]:
+    """Score (pair, sample or None) items with one :class:`Scorer` per process (``processes``, default
+    :func:`scoring_processes`; :func:`goldset.evaluation.processes.split_work`): each process has its own matcher
+    caches, and sends back only the values (failed, error, metrics), from which the records are built here."""
+    from goldset.evaluation.processes import split_work
+
     scorer = Scorer(settings)
-    return [scorer.score(pair, sample) for pair, sample in items]
+
+    def work(start: int, end: int) -> list[tuple[bool, str | None, dict[str, float | None]]]:
+        return [scorer.values(pair, sample) for pair, sample in items[start:end]]
+
+    n = scoring_processes(settings, len(items)) if processes is None else processes
+    values = split_work(work, len(items), n)
+    return [Scorer.record(pair, *v) for (pair, _), v in zip(items, values, strict=True)]
 
 
 # -- aggregation -----------------------------------------------------------------------------------------------
@@ -207,8 +317,10 @@ class _Columns:
     def means(self, rows: Iterable[int]) -> dict[str, float]:
         rows = list(rows)
         out: dict[str, float] = {}
+        # the group's values of a column, in row order, picked in C (an itemgetter of one row returns the value)
+        pick = operator.itemgetter(*rows) if len(rows) > 1 else (lambda c: (c[rows[0]],) if rows else ())
         for name, column in self.columns.items():
-            values = [v for i in rows if (v := column[i]) is not None]
+            values = [v for v in pick(column) if v is not None]
             if values:
                 out[name] = math.fsum(values) / len(values)
         out["n"] = float(len(rows))

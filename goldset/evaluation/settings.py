@@ -154,13 +154,13 @@ class SystemEndpointSettings(_Section):
 
 #: The settings of the section that decide how a system is run, not how its answers are scored: two runs that
 #: differ only in these are comparable.
-RUNNING_KEYS = frozenset({"endpoint", "runs_dir", "concurrency", "timeout_s"})
+RUNNING_KEYS = frozenset({"endpoint", "runs_dir", "concurrency", "timeout_s", "score_processes"})
 
 
 class EvalSettings(_Section):
-    """The ``eval`` section: how a system is run (``endpoint``, ``runs_dir``, ``concurrency``, ``timeout_s``) and
-    how its answers are scored (the rest). See :mod:`goldset.evaluation.matcher` for how ``matcher`` decides
-    relevance.
+    """The ``eval`` section: how a system is run (``endpoint``, ``runs_dir``, ``concurrency``, ``timeout_s``), on
+    how many cores it is scored (``score_processes``) and how its answers are scored (the rest). See
+    :mod:`goldset.evaluation.matcher` for how ``matcher`` decides relevance.
     """
 
     # -- running a system
@@ -171,6 +171,13 @@ class EvalSettings(_Section):
     concurrency: int = Field(8, ge=1, le=256, description="Questions in flight at once.")
     timeout_s: float = Field(60.0, gt=0, description="Seconds per question before it is a failed sample.")
     # -- scoring on several cores (changes how fast, never what is scored)
+    score_processes: int = Field(
+        0,
+        ge=0,
+        le=256,
+        description="Processes that score the samples at once (forked; POSIX only): 0 = one per CPU core, with "
+        "at least 1,000 samples each; 1 = this process only. The scores are the same either way.",
+    )
     # -- scoring
     ks: list[int] = Field(default_factory=lambda: [1, 3, 5, 10], description="Cut-offs of the @k metrics.")
     matcher: Literal["auto", "text", "chunk_id", "doc_id"] = Field(

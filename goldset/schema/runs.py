@@ -2,7 +2,7 @@
 
 A run file is JSON Lines of :class:`RunSample`, one per pair of the dataset (the format users' systems write
 for ``goldset eval --run FILE``). An evaluation folder ``runs/<run-id>/`` holds ``meta.json``
-(:class:`RunMeta`), ``samples.jsonl.gz`` (the run, gzip-compressed; older folders hold ``samples.jsonl``),
+(:class:`RunMeta`), ``samples.jsonl.zst`` (the run, zstd-compressed; older folders: ``.gz`` or plain),
 ``scores.jsonl`` (:class:`SampleScores`) and ``summary.json`` (:class:`RunSummary`).
 """
 
