@@ -32,8 +32,5 @@ class BreaksAfter:
 def generation_prompts(fake: FakeOpenAI, since: int = 0) -> list[str]:
     """The generation prompts (first user message) of the chat requests from the ``since``-th on."""
     return [
-        user_prompt(r.body)
-        for r in fake.chat_requests()[since:]
-        if schema_name_of(r.body, r.headers) == "qa_pairs"
+        user_prompt(r.body) for r in fake.chat_requests()[since:] if schema_name_of(r.body, r.headers) == "qa_pairs"
     ]
-
