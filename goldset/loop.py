@@ -184,10 +184,11 @@ def build(
     report = BuildReport(workspace=ws.root, docs_dir=docs_dir, state_path=state_path(ws))
     need_plan = dry_run or (use_llm and not _endpoint_ready(ws))
     if need_plan:
-        report.plan = _plan(ws, docs_dir, limit=limit, review=target, release=release)
+        plan = _plan(ws, docs_dir, limit=limit, review=target, release=release)
         if dry_run:
+            report.plan = plan
             return report
-        if report.plan.estimate.chunks:
+        if plan.estimate.chunks:
             # resolve_endpoint's one line saying how to configure one, before anything is written
             from goldset.llm import resolve_endpoint
 
@@ -406,12 +407,19 @@ def _generate(
     from goldset.generation.estimate import estimate
     from goldset.generation.runner import generate
 
-    if not use_llm:
-        est = estimate(ws, limit=limit)
-        rec.status = "skipped"
-        rec.counts = {"chunks_waiting": est.chunks}
-        rec.summary = f"skipped (no LLM): {est.chunks} chunk(s) without pairs wait for a build with the LLM"
-        return
+    if not use_llm or not _endpoint_ready(ws):
+        est = estimate(ws, limit=limit)  # calls nothing: what generation would have to do
+        if not use_llm:
+            rec.status = "skipped"
+            rec.counts = {"chunks_waiting": est.chunks}
+            rec.summary = f"skipped (no LLM): {est.chunks} chunk(s) without pairs wait for a build with the LLM"
+            return
+        if est.chunks == 0:
+            rec.status = "unchanged"
+            rec.counts = {"chunks": 0, "already_done": est.already_done}
+            rec.summary = f"nothing to ask: the {est.already_done} chunk(s) already have pairs (no LLM needed)"
+            return
+        # work to do and no endpoint: generate raises resolve_endpoint's one line saying how to configure one
     r = generate(ws, limit=limit, concurrency=concurrency, progress=progress)
     report.generation = r
     llm = r.llm
@@ -439,7 +447,7 @@ def _generate(
         if not keep_going:
             rec.status = "incomplete"
             rec.error = (
-                f"generate: {r.chunks_failed} of {r.chunks} chunk(s) failed ({reasons}; details in "
+                f"{r.chunks_failed} of {r.chunks} chunk(s) failed ({reasons}; details in "
                 f"{r.failures_path}); the pairs received are kept: run the build again to ask about those chunks, "
                 "or pass --keep-going to carry on without them"
             )
@@ -553,8 +561,11 @@ def _release(ws: Workspace, report: BuildReport, rec: StageRecord, version: str 
         rec.status = "skipped"
         rec.summary = "not asked: review, pull the decisions, then goldset build --release VERSION -m MESSAGE"
         return
+    from goldset.review import store
+    from goldset.review.sampling import waiting
     from goldset.versioning.release import release
 
+    undecided = len(waiting(store.load(ws).pairs)) if ws.pairs_path.exists() else 0
     r = release(version, message=message or "", ws=ws, progress=progress)
     report.release = r
     m = r.manifest
@@ -565,5 +576,8 @@ def _release(ws: Workspace, report: BuildReport, rec: StageRecord, version: str 
         f"({len(m.unreviewed_ids)} unreviewed) of {m.n_pairs}; {r.pushed} object(s) pushed to {r.remote}"
     )
     rec.outputs.update({"release tag": r.version, "dataset": str(ws.data_dir)})
+    if undecided:
+        rec.counts["undecided"] = undecided
+        rec.summary += f"; {undecided} sampled pair(s) had no review decision yet"
     if r.notes:
         rec.summary += f"; note: {r.notes[0]}"

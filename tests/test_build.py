@@ -19,7 +19,7 @@ from goldset.schema.build import BuildState
 from tests.helpers.build_data import BreaksAfter, generation_prompts
 from tests.helpers.fake_openai import FakeOpenAI
 from tests.helpers.judge_responders import groundedness_responder
-from tests.helpers.responders import qa_responder
+from tests.helpers.responders import never_valid_responder, qa_responder
 
 DOCS = Path(__file__).parent / "fixtures" / "generate" / "docs"
 runner = CliRunner()
@@ -167,3 +167,49 @@ def test_bad_input_gets_one_line_and_exit_2(tmp_path: Path, llm: FakeOpenAI) -> 
         lines = result.output.strip().splitlines()
         assert result.exit_code == 2 and len(lines) == 1 and expected in lines[0], (args, result.output)
     assert llm.calls == 0 and not (ws / ".goldset" / "kb").exists()
+
+
+def test_a_failed_stage_stops_the_loop_with_its_own_error_and_the_summary_says_what_ran(
+    tmp_path: Path, llm: FakeOpenAI
+) -> None:
+    ws = tmp_path / "ws"
+    run("init", str(ws))
+    llm.add_responder("qa_pairs", never_valid_responder)
+    result = CliRunner().invoke(app, ["build", str(DOCS), "-w", str(ws), "--export"])
+    assert result.exit_code == 3, result.output  # RunFailed's code: the input was fine, the work failed
+    errors = [line for line in result.output.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and errors[0].startswith("error: build stopped at generate: all 9 generation calls failed")
+    assert line_of(result.output, "ingest").split()[1] == "done"
+    assert line_of(result.output, "generate").split()[1] == "failed"
+    assert "not run   filter, sample, review, release" in result.output
+    state = state_of(ws)
+    assert state.stopped_at == "generate" and [s.status for s in state.stages] == ["done", "failed"]
+    assert state.stages[1].error is not None and "all 9 generation calls failed" in state.stages[1].error
+
+
+def test_the_library_entry_point_feeds_one_progress_and_raises_build_stopped(tmp_path: Path, llm: FakeOpenAI) -> None:
+    import goldset
+    from goldset.loop import BuildStopped
+    from goldset.progress import Progress
+
+    ws = tmp_path / "ws"
+    run("init", str(ws))
+    updates: list[Progress] = []
+    with pytest.raises(BuildStopped) as stopped:  # no Label Studio address: the push fails, the loop stops there
+        goldset.build(ws, docs=DOCS, review="label-studio", progress=updates.append)
+    exc = stopped.value
+    assert exc.stage == "review" and exc.exit_code == 2 and "no Label Studio address" in str(exc)
+    assert [s.name for s in exc.report.stages] == ["ingest", "generate", "filter", "sample", "review"]
+    assert exc.report.stages[-1].status == "failed" and exc.report.stopped_at == "review"
+    assert exc.report.generation is not None and exc.report.generation.pairs_kept > 0
+    names = {u.stage for u in updates}
+    assert {"build", "generate"} <= names and any(n.startswith("filter · ") for n in names), names
+    loop = [u for u in updates if u.stage == "build"]
+    assert loop[0].done == 0 and loop[-1].counters["stage"] == "review" and max(u.done for u in loop) == 4
+
+    report = goldset.build(ws, review="export", export_path=tmp_path / "out" / "tasks.json")
+    sampled = [p.id for p in read_jsonl(ws / "data" / "pairs.jsonl", QAPair) if p.review.sampled]
+    assert report.export is not None and report.export.tasks == len(sampled) > 0
+    assert report.outputs["review tasks"] == str(tmp_path / "out" / "tasks.json")
+    assert [s.status for s in report.stages] == ["unchanged", "unchanged", "unchanged", "unchanged", "done",
+                                                 "skipped"]  # fmt: skip

@@ -93,9 +93,13 @@ def test_from_an_empty_workspace_to_an_evaluated_release(
     assert reviewed[rejected].status is PairStatus.rejected
     assert reviewed[edited].status is PairStatus.accepted and reviewed[edited].answer == new_answer
 
-    # 4. the release build: nothing to generate, filter or sample again; the version is made
+    # 4. the release build, on a machine with no LLM endpoint: nothing to generate, filter or sample again (no
+    #    endpoint needed for that), and the version is made
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "GOLDSET_MODEL", "GOLDSET_JUDGE_MODEL"):
+        monkeypatch.delenv(name)
     out = run("build", "-w", str(ws), "--release", "1.0.0", "-m", "first reviewed release")
     assert fake_llm.calls == calls, "the release build makes no LLM call"
+    assert "nothing to ask" in line_of(out, "generate") and line_of(out, "filter").split()[1] == "unchanged"
     assert line_of(out, "sample").split()[1] == "unchanged" and line_of(out, "review").split()[1] == "unchanged"
     golden = sorted([*accepted, edited])
     release = line_of(out, "release")
