@@ -544,8 +544,10 @@ def _review(ws: Workspace, report: BuildReport, rec: StageRecord, target: Review
 
     path = Path(export_path) if export_path is not None else ws.root / DEFAULT_EXPORT
     path.parent.mkdir(parents=True, exist_ok=True)
+    before = path.read_bytes() if path.is_file() else None
     e = export(path, ws)
     report.export = e
+    rec.status = "unchanged" if before == path.read_bytes() else "done"
     rec.counts = {"tasks": e.tasks}
     rec.summary = (
         f"{e.tasks} review task(s) exported (no Label Studio configured): import them into a project made with "

@@ -7,6 +7,7 @@ resumes without repeating a call, the dry run, the no-LLM path and the one-line 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -87,7 +88,7 @@ def test_a_build_runs_every_stage_and_says_where_each_output_went(tmp_path: Path
     calls = llm.calls
     again = run("build", "-w", str(ws), "--export")
     assert llm.calls == calls, "nothing changed: no call"
-    for stage in ("ingest", "generate", "filter", "sample"):
+    for stage in ("ingest", "generate", "filter", "sample", "review"):
         assert line_of(again, stage).split()[1] == "unchanged", again
     assert f"still waits for {len(sampled)} decision(s)" in line_of(again, "sample")
     assert pairs_of(ws) == pairs
@@ -213,3 +214,15 @@ def test_the_library_entry_point_feeds_one_progress_and_raises_build_stopped(tmp
     assert report.outputs["review tasks"] == str(tmp_path / "out" / "tasks.json")
     assert [s.status for s in report.stages] == ["unchanged", "unchanged", "unchanged", "unchanged", "done",
                                                  "skipped"]  # fmt: skip
+
+
+def test_docs_loop_md_describes_every_option_of_goldset_build() -> None:
+    import typer.main
+
+    command = typer.main.get_command(app).commands["build"]  # type: ignore[attr-defined]
+    text = (Path(__file__).parents[1] / "docs" / "loop.md").read_text(encoding="utf-8")
+    names = [name for param in command.params for name in (*param.opts, *param.secondary_opts) if name[0] == "-"]
+    assert "--release" in names and "--export" in names and "-m" in names
+    missing = [name for name in names if not re.search(rf"`{re.escape(name)}[` ]", text)]
+    assert not missing, f"docs/loop.md does not describe {missing}"
+    assert "`DOCS_DIR`" in text
