@@ -38,6 +38,8 @@ if TYPE_CHECKING:
     from goldset.review.offline import ExportReport
     from goldset.review.project import PushReport
     from goldset.review.sampling import SampleReport
+    from goldset.schema import KBSnapshot
+    from goldset.versioning.refresh import RefreshReport
     from goldset.versioning.release import ReleaseReport
     from goldset.workspace import Workspace, WorkspaceLike
 
@@ -86,6 +88,7 @@ class BuildReport:
     state_path: Path | None = None
     plan: BuildPlan | None = None
     ingest: IngestResult | None = None
+    refresh: RefreshReport | None = None
     generation: GenerationReport | None = None
     filters: FilterReport | None = None
     sample: SampleReport | None = None
@@ -196,7 +199,7 @@ def build(
 
     runner = _Runner(ws, report, previous, progress, release=release, docs_dir=docs_dir)
     with runner.stage("ingest") as rec:
-        _ingest(ws, docs_dir, report, rec)
+        _ingest(ws, docs_dir, report, rec, use_llm=use_llm, progress=runner.sub("ingest"))
     with runner.stage("generate") as rec:
         _generate(ws, report, rec, previous, limit=limit, concurrency=concurrency, use_llm=use_llm,
                   keep_going=keep_going, progress=runner.sub("generate"))  # fmt: skip
@@ -372,24 +375,58 @@ def _plan(ws: Workspace, docs_dir: Path, *, limit: int | None, review: ReviewTar
 # ------------------------------------------------------------------------------------------------ the stages
 
 
-def _ingest(ws: Workspace, docs_dir: Path, report: BuildReport, rec: StageRecord) -> None:
-    from goldset.kb import ingest
+def _ingest(ws: Workspace, docs_dir: Path, report: BuildReport, rec: StageRecord, *, use_llm: bool,
+            progress: ProgressCallback | None) -> None:  # fmt: skip
+    """Ingest the documents; once pairs exist, through ``goldset refresh`` (which ingests too, and retires or
+    re-checks the pairs whose evidence changed): a plain ingest would replace the snapshot refresh compares with."""
+    from goldset.kb import ingest, load_snapshot
 
-    r = ingest(docs_dir, ws)
-    report.ingest = r
-    chunks = r.diff.counts()["chunks"]
-    snap = r.snapshot
-    rec.status = "done" if r.changed else "unchanged"
-    state = "unchanged" if not r.changed else ("new" if r.previous_snapshot_id is None else "updated")
-    rec.counts = {"documents": len(snap.documents), "chunks": snap.n_chunks, "added": chunks["added"],
-                  "changed": chunks["changed"], "removed": chunks["removed"], "skipped": len(snap.skipped)}  # fmt: skip
-    changes = "" if not r.changed else (
-        f" (+{chunks['added']} ~{chunks['changed']} -{chunks['removed']} chunks)"
-    )  # fmt: skip
-    rec.summary = f"snapshot {snap.id} {state}: {len(snap.documents)} documents, {snap.n_chunks} chunks{changes}"
-    if r.warnings:
-        rec.summary += f"; {len(r.warnings)} warning(s), e.g. {r.warnings[0]}"
-    rec.outputs = {"KB snapshot": str(r.out_dir)}
+    if ws.pairs_path.exists() and load_snapshot(ws) is not None:
+        from goldset.versioning.refresh import refresh
+
+        plan = refresh(docs_dir, ws, dry_run=True).plan  # a throwaway ingest and a plan: no call, no write
+        if not plan.has_changes:
+            _ingest_summary(rec, load_snapshot(ws), plan.diff, changed=False, previous=plan.old_snapshot_id)
+            rec.outputs = {"KB snapshot": str(ws.kb_dir)}
+            return
+        if plan.retire or plan.recheck:
+            if not use_llm:
+                raise UsageError(
+                    f"{docs_dir}: the documents changed under {len(plan.retire) + len(plan.recheck)} existing "
+                    "pair(s); refreshing them needs the LLM: run the build without --no-llm (or goldset refresh)"
+                )
+            r = refresh(docs_dir, ws, progress=progress)
+            report.refresh = r
+            _ingest_summary(rec, load_snapshot(ws), plan.diff, changed=True, previous=plan.old_snapshot_id)
+            rec.counts.update({"retired": len(r.retired), "rechecked": len(r.kept), "replaced": len(r.replaced),
+                               "to_review": len(r.to_review), "new_pairs": len(r.new_pairs),
+                               "calls": r.calls})  # fmt: skip
+            rec.summary += (
+                f"; refreshed the pairs: {len(r.retired)} retired (evidence gone), {len(r.kept)} re-checked and "
+                f"kept, {len(r.replaced)} replaced, {len(r.to_review)} stale for review, {len(r.new_pairs)} new "
+                f"({r.calls} LLM calls)"
+            )
+            rec.outputs = {"KB snapshot": str(ws.kb_dir)}
+            return
+    r_ingest = ingest(docs_dir, ws)
+    report.ingest = r_ingest
+    _ingest_summary(rec, r_ingest.snapshot, r_ingest.diff, changed=r_ingest.changed,
+                    previous=r_ingest.previous_snapshot_id)  # fmt: skip
+    if r_ingest.warnings:
+        rec.summary += f"; {len(r_ingest.warnings)} warning(s), e.g. {r_ingest.warnings[0]}"
+    rec.outputs = {"KB snapshot": str(r_ingest.out_dir)}
+
+
+def _ingest_summary(rec: StageRecord, snap: KBSnapshot | None, diff: KBDiff, *, changed: bool,
+                    previous: str | None) -> None:  # fmt: skip
+    chunks = diff.counts()["chunks"]
+    n_docs, n_chunks, snap_id = (len(snap.documents), snap.n_chunks, snap.id) if snap is not None else (0, 0, "?")
+    rec.status = "done" if changed else "unchanged"
+    state = "unchanged" if not changed else ("new" if previous is None else "updated")
+    rec.counts = {"documents": n_docs, "chunks": n_chunks, "added": chunks["added"], "changed": chunks["changed"],
+                  "removed": chunks["removed"]}  # fmt: skip
+    changes = f" (+{chunks['added']} ~{chunks['changed']} -{chunks['removed']} chunks)" if changed else ""
+    rec.summary = f"snapshot {snap_id} {state}: {n_docs} documents, {n_chunks} chunks{changes}"
 
 
 def _generate(

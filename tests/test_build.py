@@ -19,7 +19,7 @@ from goldset.schema import QAPair
 from goldset.schema.build import BuildState
 from tests.helpers.build_data import BreaksAfter, generation_prompts
 from tests.helpers.fake_openai import FakeOpenAI
-from tests.helpers.judge_responders import groundedness_responder
+from tests.helpers.judge_responders import groundedness_responder, marker_judge
 from tests.helpers.responders import never_valid_responder, qa_responder
 
 DOCS = Path(__file__).parent / "fixtures" / "generate" / "docs"
@@ -226,3 +226,39 @@ def test_docs_loop_md_describes_every_option_of_goldset_build() -> None:
     missing = [name for name in names if not re.search(rf"`{re.escape(name)}[` ]", text)]
     assert not missing, f"docs/loop.md does not describe {missing}"
     assert "`DOCS_DIR`" in text
+
+
+def test_after_a_documentation_update_the_build_refreshes_the_pairs(tmp_path: Path, llm: FakeOpenAI) -> None:
+    import shutil
+
+    llm.add_responder("groundedness", marker_judge)  # supports every answer: most pairs pass
+    docs = tmp_path / "docs"
+    shutil.copytree(DOCS, docs)
+    ws = tmp_path / "ws"
+    run("init", str(ws))
+    run("build", str(docs), "-w", str(ws), "--export")
+    before = {p.id: p for p in read_jsonl(ws / "data" / "pairs.jsonl", QAPair)}
+    gone = {pid for pid, p in before.items()
+            if p.status.value == "passed" and any(e.doc_id == "debugging.md" for e in p.evidence)}  # fmt: skip
+    assert gone
+
+    (docs / "debugging.md").unlink()  # a page removed: its pairs lose their evidence
+    (docs / "new-page.md").write_text(
+        "# Background tasks\n\nA background task runs after the response is sent. Declare a parameter of type "
+        "BackgroundTasks and add the function to it with add_task. The client does not wait for the task.\n",
+        encoding="utf-8",
+    )
+    code, out = invoke("build", str(docs), "-w", str(ws), "--export", "--no-llm")
+    assert code == 2 and "refreshing them needs the LLM" in out, out  # a plain ingest would hide the change
+    calls = len(generation_prompts(llm))
+    out = run("build", str(docs), "-w", str(ws), "--export")
+    ingest = line_of(out, "ingest")
+    assert ingest.split()[1] == "done" and f"{len(gone)} retired (evidence gone)" in ingest, out
+    after = {p.id: p for p in read_jsonl(ws / "data" / "pairs.jsonl", QAPair)}
+    assert all(after[pid].status.value == "retired" for pid in gone)
+    new = [p for p in after.values() if any(e.doc_id == "new-page.md" for e in p.evidence)]
+    assert new and len(generation_prompts(llm)) > calls, "the new page was asked about"
+    assert line_of(out, "generate").split()[1] == "unchanged", "refresh already asked about the new chunks"
+    # and the next build finds nothing to do
+    again = run("build", str(docs), "-w", str(ws), "--export")
+    assert line_of(again, "ingest").split()[1] == "unchanged" and line_of(again, "filter").split()[1] == "unchanged"
