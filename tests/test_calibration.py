@@ -219,6 +219,18 @@ def test_calibration_figures_rules_and_a_free_rerun(tmp_path: Path, fake_llm: Fa
     kept = read_json(ws.data_dir / "manifest.json", Manifest).calibration
     assert kept is not None and kept.overall == c.overall
 
+    # A run evaluated against the dataset carries the calibration, and its report shows it with the warning.
+    from goldset import evaluate
+    from goldset.evaluation.report import render_html
+    from goldset.evaluation.runs import read_run
+
+    result = evaluate(ws.data_dir, target="bm25", ws=ws, judge=False)
+    assert result.meta.calibration is not None and result.meta.calibration.overall == c.overall
+    page = render_html(read_run(result.folder, ws))
+    section = page.split("<h2>Judge calibration</h2>", 1)[1].split("<h2>", 1)[0]
+    assert "fake-judge" in section and "Cohen&#x27;s kappa" in section and "0.53" in section
+    assert "judge agreement below review.calibration.min_kappa" in section and "too few pairs" in section
+
 
 def test_repeats_are_real_requests_with_their_own_seed_and_report_the_judges_variance(
     tmp_path: Path, fake_llm: FakeOpenAI

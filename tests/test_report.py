@@ -156,3 +156,23 @@ def test_quality_rules_need_answered_questions() -> None:
     )
     assert {d.rule for d in diagnose(every_failed)} == {"system-errors"}
     assert any("over answered questions: none" in s for s in skipped_rules(every_failed))
+
+
+def test_the_report_says_whose_agreement_the_calibration_measured(runs: tuple[Path, Path]) -> None:
+    from goldset.schema.manifest import JudgeAgreement, JudgeCalibration
+    from goldset.schema.runs import JudgeInfo
+
+    run = read_run(runs[0])
+    assert "<h2>Judge calibration</h2>" not in render_html(run), "no judge and no calibration: nothing to say"
+    run.meta.judge = JudgeInfo(model="judge-b", endpoint="judge")
+    assert "carries no judge calibration" in render_html(run)
+    agreement = JudgeAgreement(pairs=20, accuracy=0.9, kappa=0.8, both_grounded=12, false_alarms=1, missed=1,
+                               both_not_grounded=6)  # fmt: skip
+    run.meta.calibration = JudgeCalibration(model="judge-a", overall=agreement)
+    page = render_html(run)
+    section = page.split("<h2>Judge calibration</h2>", 1)[1].split("<h2>", 1)[0]
+    assert "judge-a" in section and "0.80" in section and "90%" in section
+    assert "This run was judged by judge-b; the calibration measured judge-a" in section
+    assert "class='bad'" not in section, "kappa 0.8 over 20 pairs is above the default 0.6: no warning"
+    run.meta.judge = JudgeInfo(model="judge-a", endpoint="judge")
+    assert "This run was judged by" not in render_html(run)

@@ -94,3 +94,17 @@ def test_offsets_are_utf16_units_and_several_chunks_are_sections() -> None:
     none = task_of(unanswerable, {}, cfg)
     assert none["data"]["evidence"].startswith("No evidence") and all(
         r["from_name"] != "quote" for r in none["predictions"][0]["result"])
+
+
+def test_the_task_says_how_the_pair_came_to_the_reviewer() -> None:
+    from goldset.schema import Review
+
+    cfg = load(CONFIG_PATH)
+    pairs, chunks = build(1)
+
+    def meta(review: Review) -> str:
+        return str(task_of(pairs[0].model_copy(update={"review": review}), chunks, cfg)["data"]["meta"])
+
+    assert "sampled: random part" in meta(Review(sampled=True, random=True))
+    assert "sampled: risk: flag:self_contained" in meta(Review(sampled=True, risk=["flag:self_contained"]))
+    assert "sampled: no (exported outside the sample)" in meta(Review())

@@ -75,7 +75,7 @@ def _print_estimate(est: Estimate) -> None:
     )
     out.print(
         f"calls         {est.calls} to pay, {est.cache_hits} from the call journal "
-        f"({est.multi_hop_calls} with a partner chunk); none made now"
+        f"({est.partner_calls} with a partner chunk); none made now"
     )
     out.print(f"pairs asked   {est.pairs_requested}")
     out.print(

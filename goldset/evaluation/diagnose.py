@@ -203,15 +203,20 @@ def _errors(v: list[float], s: RunSummary) -> Diagnosis | None:
     return None
 
 
+#: Question types whose evidence spans several passages.
+MULTI_PASSAGE_TYPES = ("multi_hop", "comparison", "ambiguous", "open_ended")
+
+
 @rule("multi-passage-retrieval", RECALL)
 def _multi_passage(v: list[float], s: RunSummary) -> Diagnosis | None:
-    """Questions that need two passages (multi_hop, comparison) find far less evidence than the rest."""
+    """Questions that need several passages (multi_hop, comparison, ambiguous: one per reading, open_ended: the key
+    points of several chunks) find far less evidence than the rest."""
     (recall,) = v
     overall, by_type = answered_view(s)
     name = next((n for n in RECALL if n in overall), None)
     lagging = {
         t: by_type[t][name]
-        for t in ("multi_hop", "comparison")
+        for t in MULTI_PASSAGE_TYPES
         if name and name in by_type.get(t, {}) and by_type[t][name] < recall - 0.2
     }
     if not lagging:

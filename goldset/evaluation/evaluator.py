@@ -256,6 +256,7 @@ def evaluate(
         n_samples=len(pairs),
         sample={"n": sample, "seed": seed} if sample is not None else None,
         system_model=system_model,
+        calibration=data.manifest.calibration if data.manifest else None,
     )
 
     # Thresholds and their baseline are read before the run so a typo fails in a second, not after an hour.

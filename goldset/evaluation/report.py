@@ -269,6 +269,45 @@ def judge_info(meta: RunMeta) -> str:
     )
 
 
+def _calibration_html(meta: RunMeta) -> str:
+    """The dataset's judge calibration (``goldset judge calibrate``): agreement with the experts overall, per
+    language and type, its warning, and whether it measured the model that judged this run. A dataset that was never
+    calibrated says so: the judge metrics then rest on a judge nobody checked."""
+    from goldset.schema.manifest import calibration_summary
+
+    summary = calibration_summary(meta.calibration)
+    if summary is None:
+        if meta.judge is None:
+            return ""
+        return (
+            "<h2>Judge calibration</h2><p class='muted'>The dataset carries no judge calibration: how far an LLM "
+            "judge agrees with its experts is unmeasured (run <code>goldset judge calibrate</code> before the "
+            "release).</p>"
+        )
+    rows = [
+        [
+            escape(r.group),
+            str(r.pairs),
+            "–" if r.accuracy is None else f"{r.accuracy:.0%}",
+            "too few pairs" if r.too_few else ("–" if r.kappa is None else f"{r.kappa:.2f}"),
+            str(r.agreement.false_alarms),
+            str(r.agreement.missed),
+        ]
+        for r in summary.rows
+    ]
+    out = [f"<h2>Judge calibration</h2><p>{escape(summary.headline)}.</p>"]
+    if summary.warning:
+        out.append(f"<p class='bad'>{escape(summary.warning)}.</p>")
+    cal = meta.calibration
+    if meta.judge is not None and cal is not None and cal.model and meta.judge.model != cal.model:
+        out.append(
+            f"<p class='muted'>This run was judged by {escape(meta.judge.model)}; the calibration measured "
+            f"{escape(cal.model)} on the filters' groundedness check, so it speaks for that model.</p>"
+        )
+    out.append(_table(["group", "pairs", "accuracy", "Cohen's kappa", "false alarms", "missed"], rows))
+    return "".join(out)
+
+
 def _judge_failures_html(run: StoredRun, limit: int = 25) -> str:
     """The samples whose judge calls failed, with the reasons (their judge metrics are left out, not 0 or 1)."""
     failed = [s for s in run.scores if s.judge is not None and s.judge.failed]
@@ -440,6 +479,7 @@ def render_html(
         ]
     parts += [f"<h2>Worst questions ({min(worst, len(run.scores))})</h2>", _worst_html(run, worst)]
     parts.append(_judge_failures_html(run))
+    parts.append(_calibration_html(meta))
     if s.left_out:
         parts.append(f"<p class='muted'>Weighted metrics not computed in this run: {escape(', '.join(s.left_out))}</p>")
     parts.append("</body></html>")

@@ -38,7 +38,7 @@ class Estimate:
     cost_usd: float | None
     model: str | None
     pairs_requested: int
-    multi_hop_calls: int
+    partner_calls: int
 
     @property
     def tokens(self) -> int:
@@ -106,7 +106,7 @@ def estimate(
         cost_usd=cost,
         model=model,
         pairs_requested=sum(len(p.types) for p in plans),
-        multi_hop_calls=sum(1 for p in plans if p.partner is not None),
+        partner_calls=sum(1 for p in plans if p.partner is not None),
     )
 
 

@@ -105,8 +105,11 @@ def task_data(pair: QAPair, chunks: Mapping[str, Chunk]) -> tuple[dict[str, Any]
     """The task's data (every field of :data:`goldset.review.config.DATA_FIELDS` and ``text_hash``) and the
     quote spans in ``data["evidence"]``."""
     evidence, spans, missing = evidence_view(pair, chunks)
-    part = "random part" if pair.review.random else ("risk: " + ", ".join(pair.review.risk) if pair.review.risk
-                                                     else "risk part")  # fmt: skip
+    r = pair.review
+    if not r.sampled:
+        part = "no (exported outside the sample)"
+    else:
+        part = "random part" if r.random else ("risk: " + ", ".join(r.risk) if r.risk else "risk part")
     meta = [pair.id, f"type: {pair.question_type.value}", f"language: {pair.language}",
             f"document: {', '.join(pair.doc_ids) or '-'}", f"sampled: {part}"]  # fmt: skip
     if missing:

@@ -53,7 +53,7 @@ class ReviewRound(BaseModel):
     population: int = Field(0, description="Passed, unreviewed pairs the round drew from.")
     sampled: int = Field(0, description="Pairs drawn.")
     random: int = Field(0, description="Drawn uniformly at random within strata.")
-    risk: int = Field(0, description="Drawn risk first (flags, borderline scores, multi_hop/unanswerable, changes).")
+    risk: int = Field(0, description="Drawn risk first (flags, borderline scores, risky types, changed chunks).")
     strata: int = Field(0, description="Strata (question type|language|document) of the population.")
 
 
@@ -261,11 +261,13 @@ class CalibrationSummary:
     record: JudgeCalibration | None = None
 
 
-def calibration_summary(manifest: Manifest | None, min_kappa: float | None = None) -> CalibrationSummary | None:
-    """The judge calibration of a dataset (its manifest) for a report: status, headline, warning, and one table row
-    overall, per language and per question type; None when the dataset was never calibrated. ``min_kappa``:
-    the threshold to judge it by (default: the one it ran with)."""
-    cal = manifest.calibration if manifest is not None else None
+def calibration_summary(
+    source: Manifest | JudgeCalibration | None, min_kappa: float | None = None
+) -> CalibrationSummary | None:
+    """The judge calibration of a dataset (its manifest, or the record a run carries) for a report: status,
+    headline, warning, and one table row overall, per language and per question type; None when the dataset was
+    never calibrated. ``min_kappa``: the threshold to judge it by (default: the one it ran with)."""
+    cal = source.calibration if isinstance(source, Manifest) else source
     if cal is None:
         return None
     rows = []

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from goldset.schema.base import Record, utcnow
+from goldset.schema.manifest import JudgeCalibration
 
 
 class _Part(BaseModel):
@@ -107,6 +108,11 @@ class RunMeta(Record):
     judge: JudgeInfo | None = Field(None, description="The LLM judge of the answers; None when none judged them.")
     system_model: str | None = Field(
         None, description="The model of the system under test, when given (`goldset eval --system-model`)."
+    )
+    calibration: JudgeCalibration | None = Field(
+        None,
+        description="The dataset's judge calibration (its manifest's, from `goldset judge calibrate`): how far the "
+        "groundedness judge agrees with the experts. Shown in the report; not part of what makes runs comparable.",
     )
 
 

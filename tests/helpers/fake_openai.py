@@ -391,6 +391,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
+        if len(raw) < length:  # the client went away mid-request (killed): like a real server, process nothing
+            self.close_connection = True
+            return
         headers = {k.lower(): v for k, v in self.headers.items()}
         if headers.get("authorization") != f"Bearer {self.fake.api_key}":
             self._send(401, _error("Incorrect API key provided: sk-te****3456. You can find your API key at "
