@@ -86,8 +86,8 @@ _EXPORTS: dict[str, str] = {
     "load": "goldset.versioning.load",
     "load_dataset": "goldset.versioning.load",
     # the whole loop
-    "build": "goldset.loop",
-    "BuildReport": "goldset.loop",
+    "build": "goldset.loop.runner",
+    "BuildReport": "goldset.loop.runner",
     "BuildState": "goldset.schema.build",
 }
 
@@ -126,7 +126,7 @@ if TYPE_CHECKING:
     from goldset.generation.runner import GenerationReport, generate
     from goldset.kb import KBSettings, chunk_document, diff_snapshots, ingest, load_chunks, load_snapshot
     from goldset.llm import CallJournal, CallResult, LLMClient, resolve_endpoint
-    from goldset.loop import BuildReport, build
+    from goldset.loop.runner import BuildReport, build
     from goldset.progress import Progress
     from goldset.schema import (
         CheckResult,
