@@ -262,3 +262,34 @@ def test_after_a_documentation_update_the_build_refreshes_the_pairs(tmp_path: Pa
     # and the next build finds nothing to do
     again = run("build", str(docs), "-w", str(ws), "--export")
     assert line_of(again, "ingest").split()[1] == "unchanged" and line_of(again, "filter").split()[1] == "unchanged"
+
+
+def test_a_build_interrupted_mid_generation_keeps_what_it_received_and_resumes(tmp_path: Path, llm: FakeOpenAI) -> None:
+    import goldset
+    from goldset.progress import Progress
+
+    ws = tmp_path / "ws"
+    run("init", str(ws))
+
+    def ctrl_c_after_three_chunks(update: Progress) -> None:
+        if update.stage == "generate" and update.done >= 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        goldset.build(ws, docs=DOCS, concurrency=1, review="none", progress=ctrl_c_after_three_chunks)
+    state = state_of(ws)
+    assert [(s.name, s.status) for s in state.stages] == [("ingest", "done"), ("generate", "interrupted")]
+    assert state.stopped_at == "generate"
+    first = generation_prompts(llm)
+    kept = pairs_of(ws)
+    # three chunks were answered; one more request may have left before the interrupt (its reply never came)
+    assert len(first) in (3, 4) and kept, "the pairs of the answered chunks are kept"
+
+    report = goldset.build(ws, concurrency=1, review="none")
+    second = generation_prompts(llm, 0)[len(first) :]
+    assert not set(second) & set(first[:3]), "no answered chunk is asked again"
+    generate = report.stage("generate")
+    assert generate is not None and generate.status == "resumed"
+    done = generate.counts["already_done"]
+    assert done >= 3 and generate.summary.startswith(f"resumed at chunk {done + 1} of "), generate.summary
+    assert set(kept) <= set(pairs_of(ws)) and report.stopped_at is None
