@@ -162,6 +162,7 @@ def test_bad_input_gets_one_line_and_exit_2(tmp_path: Path, llm: FakeOpenAI) -> 
         (["build", str(DOCS), "-w", str(ws), "-m", "x"], "give --release VERSION too"),
         (["build", str(DOCS), "-w", str(ws), "--release", "1..0", "-m", "x"], "use a version number"),
         (["build", str(DOCS), "-w", str(ws), "--no-review", "--export"], "--no-review cannot go with"),
+        (["build", str(DOCS), "-w", str(ws), "--label-studio"], "no Label Studio address: set LABEL_STUDIO_URL"),
     ]
     for args, expected in cases:
         result = CliRunner().invoke(app, args)
@@ -188,18 +189,28 @@ def test_a_failed_stage_stops_the_loop_with_its_own_error_and_the_summary_says_w
     assert state.stages[1].error is not None and "all 9 generation calls failed" in state.stages[1].error
 
 
-def test_the_library_entry_point_feeds_one_progress_and_raises_build_stopped(tmp_path: Path, llm: FakeOpenAI) -> None:
+def test_the_library_entry_point_feeds_one_progress_and_raises_build_stopped(
+    tmp_path: Path, llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import goldset
+    from goldset.errors import ConfigError
     from goldset.loop import BuildStopped
     from goldset.progress import Progress
 
     ws = tmp_path / "ws"
     run("init", str(ws))
+    with pytest.raises(ConfigError, match="no Label Studio address"):  # checked before any stage runs
+        goldset.build(ws, docs=DOCS, review="label-studio")
+    assert llm.calls == 0 and not (ws / ".goldset" / "build.json").exists()
+
+    monkeypatch.setenv("LABEL_STUDIO_URL", "http://127.0.0.1:9")  # nothing listens there
+    monkeypatch.setenv("LABEL_STUDIO_API_KEY", "not-a-real-token")
     updates: list[Progress] = []
-    with pytest.raises(BuildStopped) as stopped:  # no Label Studio address: the push fails, the loop stops there
-        goldset.build(ws, docs=DOCS, review="label-studio", progress=updates.append)
+    with pytest.raises(BuildStopped) as stopped:  # the push cannot connect: the loop stops there
+        goldset.build(ws, docs=DOCS, progress=updates.append)  # review="auto": an address is set, so push
     exc = stopped.value
-    assert exc.stage == "review" and exc.exit_code == 2 and "no Label Studio address" in str(exc)
+    assert exc.stage == "review" and exc.exit_code == 2 and "cannot connect while" in str(exc), str(exc)
+    assert "not-a-real-token" not in str(exc) and "not-a-real-token" not in (ws / ".goldset" / "build.json").read_text()
     assert [s.name for s in exc.report.stages] == ["ingest", "generate", "filter", "sample", "review"]
     assert exc.report.stages[-1].status == "failed" and exc.report.stopped_at == "review"
     assert exc.report.generation is not None and exc.report.generation.pairs_kept > 0
@@ -208,6 +219,7 @@ def test_the_library_entry_point_feeds_one_progress_and_raises_build_stopped(tmp
     loop = [u for u in updates if u.stage == "build"]
     assert loop[0].done == 0 and loop[-1].counters["stage"] == "review" and max(u.done for u in loop) == 4
 
+    monkeypatch.delenv("LABEL_STUDIO_URL")
     report = goldset.build(ws, review="export", export_path=tmp_path / "out" / "tasks.json")
     sampled = [p.id for p in read_jsonl(ws / "data" / "pairs.jsonl", QAPair) if p.review.sampled]
     assert report.export is not None and report.export.tasks == len(sampled) > 0

@@ -160,6 +160,10 @@ def build(
     previous = read_state(ws)
     docs_dir = _docs_dir(ws, docs, settings.kb.path, previous)
     target = _review_target(ws, review, settings.review.label_studio.url)
+    if target == "label-studio":
+        from goldset.review.labelstudio import resolve
+
+        resolve(ws, settings.review.label_studio)  # the address and the token are set: fail now, not after hours
     if release is not None:
         _check_version_is_new(ws, release, settings.versioning.tag_pattern)
 
