@@ -83,6 +83,10 @@ _EXPORTS: dict[str, str] = {
     "release": "goldset.versioning.release",
     "load": "goldset.versioning.load",
     "load_dataset": "goldset.versioning.load",
+    # the whole loop
+    "build": "goldset.loop.runner",
+    "BuildReport": "goldset.loop.runner",
+    "BuildState": "goldset.schema.build",
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]
@@ -140,6 +144,7 @@ if TYPE_CHECKING:
     from goldset.generation.runner import GenerationReport, generate
     from goldset.kb import KBSettings, chunk_document, diff_snapshots, ingest, load_chunks, load_snapshot
     from goldset.llm import CallJournal, CallResult, LLMClient, resolve_endpoint
+    from goldset.loop.runner import BuildReport, build
     from goldset.progress import Progress
     from goldset.schema import (
         CheckResult,
@@ -157,6 +162,7 @@ if TYPE_CHECKING:
         RunSummary,
         SampleScores,
     )
+    from goldset.schema.build import BuildState
     from goldset.versioning.load import load, load_dataset
     from goldset.versioning.release import release
     from goldset.workspace import Workspace, find_workspace, init_workspace

@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from goldset.cli import evaluate, filter, generate, ingest, interop, judge, review, versioning, workspace
+from goldset.cli import build, evaluate, filter, generate, ingest, interop, judge, review, versioning, workspace
 from goldset.errors import GoldsetError
 
 
@@ -32,7 +32,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_show_locals=False,
 )
-for _module in (workspace, ingest, generate, filter, evaluate, review, judge, versioning, interop):
+for _module in (workspace, ingest, generate, filter, evaluate, review, judge, versioning, interop, build):
     app.add_typer(_module.app)
 
 

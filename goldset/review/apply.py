@@ -185,7 +185,7 @@ def recheck(
     verdicts, hashes and KB-wide lookups as ``goldset filter``); a pair a check rejects becomes ``rejected``, a
     flag only flags. Returns pair id -> what rejected it."""
     from goldset.filters.registry import CHECKS
-    from goldset.filters.report import FilterReport
+    from goldset.filters.report import CheckCounts, FilterReport
     from goldset.filters.run_state import FilterRun
     from goldset.filters.settings import FilterSettings
     from goldset.filters.stage_pair_checks import run_pair_checks
@@ -193,7 +193,10 @@ def recheck(
 
     filters = filters or FilterSettings()
     names = [n for n, spec in CHECKS.items() if spec.kind == "pair" and filters.for_check(n).enabled is not False]
-    run = FilterRun(ws=ws, settings=filters, names=names, chunks=dict(bench.chunks), report=FilterReport())
+    # per_check has every name: a verdict the edit leaves valid (e.g. evidence, when only the answer changed) is
+    # reused and counted there
+    report = FilterReport(per_check={n: CheckCounts() for n in names})
+    run = FilterRun(ws=ws, settings=filters, names=names, chunks=dict(bench.chunks), report=report)
     pairs = [bench.pairs[i] for i in positions]
     run_pair_checks(run, pairs)
     failing: dict[str, str] = {}
