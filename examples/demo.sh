@@ -25,10 +25,6 @@ gs init "$WS"
 if [ -n "${OPENAI_API_KEY:-}${OPENAI_BASE_URL:-}" ]; then
   # The whole loop: ingest → generate → filter → review sample → export (stops before release).
   gs build examples/kb/docs -w "$WS" --limit "${DEMO_LIMIT:-10}"
-  # The same, step by step (what the demo ran before `goldset build`):
-  # gs ingest examples/kb/docs -w "$WS"
-  # gs generate -w "$WS" --limit "${DEMO_LIMIT:-10}"
-  # gs filter -w "$WS"
 else
   echo "No LLM endpoint (OPENAI_API_KEY and OPENAI_BASE_URL are unset): skipping generation and running what needs no LLM; set OPENAI_API_KEY (or OPENAI_BASE_URL=http://localhost:11434/v1 GOLDSET_MODEL=qwen2.5 for a local Ollama) to generate too."
   gs ingest examples/kb/docs -w "$WS"

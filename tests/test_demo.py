@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from goldset.versioning.record import parse_record
+from tests.helpers.fake_openai import FakeOpenAI
 from tests.helpers.versioning_data import REPO_ROOT, git
 
 
@@ -96,3 +97,30 @@ def test_the_demo_runs_again_in_the_same_workspace(demo: tuple[Path, subprocess.
     assert again.returncode == 0, again.stderr[-2000:]
     headline = [line for line in first.stdout.splitlines() if line.startswith("BM25 on ")]
     assert headline and headline == [line for line in again.stdout.splitlines() if line.startswith("BM25 on ")]
+
+
+def test_with_an_endpoint_the_demo_builds_a_golden_set_of_its_own_first(
+    demo: tuple[Path, subprocess.CompletedProcess[str]], fake_llm: FakeOpenAI, tmp_path: Path
+) -> None:
+    """OPENAI_BASE_URL set (here: the fake server): `goldset build` runs the loop on the example KB, then the demo
+    goes on to the release and the BM25 run as without one."""
+    from goldset.io import read_jsonl
+    from goldset.schema import QAPair
+    from tests.helpers.judge_responders import groundedness_responder
+    from tests.helpers.responders import qa_responder
+
+    clone, _ = demo
+    fake_llm.add_responder("qa_pairs", qa_responder)
+    fake_llm.add_responder("groundedness", groundedness_responder)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GOLDSET_", "DEMO_", "LABEL_STUDIO_"))}
+    env.update(PYTHONPATH=str(REPO_ROOT), DEMO_PYTHON=sys.executable, HOME=str(clone.parent / "home"),
+               GOLDSET_MODEL="fake-model", GOLDSET_JUDGE_MODEL="fake-judge", DEMO_LIMIT="3",
+               DEMO_WORKSPACE=str(tmp_path / "ws"))  # fmt: skip
+    res = subprocess.run(["bash", "examples/demo.sh"], cwd=clone, env=env, capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    assert not [line for line in res.stdout.splitlines() if line.startswith("No LLM endpoint")]
+    pairs = read_jsonl(tmp_path / "ws" / "data" / "pairs.jsonl", QAPair)
+    assert pairs and len({p.provenance.call_key for p in pairs}) <= 3, "one generation call per chunk, 3 chunks"
+    assert all(p.provenance.model == "fake-model" for p in pairs) and any(p.status.value == "passed" for p in pairs)
+    assert fake_llm.calls >= 3, "generation and the groundedness judge went through the endpoint"
+    assert (tmp_path / "ws" / "report.html").is_file() and re.search(r"^BM25 on \S+: recall@5", res.stdout, re.M)
