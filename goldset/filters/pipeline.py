@@ -24,7 +24,7 @@ from goldset.filters.registry import CHECKS
 from goldset.filters.report import CheckCounts, FilterReport, count_verdicts
 from goldset.filters.run_state import FilterRun
 from goldset.filters.settings import FilterSettings
-from goldset.filters.stage_duplicates import run_duplicates, semantic_edges
+from goldset.filters.stage_duplicates import add_stats, run_duplicate_stage
 from goldset.filters.stage_llm import LLMPlan, groundedness_input, run_llm
 from goldset.filters.stage_pair_checks import run_pair_checks
 from goldset.filters.status import owned_by_filters, pair_status, restamp_severity
@@ -32,8 +32,9 @@ from goldset.progress import ProgressCallback
 from goldset.schema import PairStatus, QAPair
 
 if TYPE_CHECKING:
+    from goldset.filters.duplicate_judge import JudgePlan
     from goldset.llm import Endpoint
-    from goldset.workspace import WorkspaceLike
+    from goldset.workspace import Workspace, WorkspaceLike
 
 __all__ = ["FilterReport", "resolve_checks", "run_filters"]
 
@@ -47,6 +48,26 @@ def resolve_checks(settings: FilterSettings, requested: Sequence[str] | None) ->
             raise ConfigError(f"checks: unknown check {unknown[0]!r}; known checks: {', '.join(CHECKS)}")
         return [n for n in CHECKS if n in set(requested)]
     return [n for n in CHECKS if settings.for_check(n).enabled is not False]
+
+
+def _duplicate_judge_plan(
+    ws: Workspace, settings: FilterSettings, names: Sequence[str], use_llm: bool, report: FilterReport
+) -> JudgePlan | None:
+    """The duplicate judge's endpoint and prompt when it runs (``filter.checks.duplicate.judge.enabled``: None = when
+    a judge endpoint is configured and the LLM is on; true = required), else None with the reason in the report."""
+    from goldset.filters.duplicate_judge import PROMPT_ID, JudgePlan
+    from goldset.llm import endpoint_configured, resolve_endpoint
+    from goldset.prompts import load_prompt
+
+    enabled = settings.for_check(duplicates.SPEC).judge.enabled
+    if enabled is False:
+        return None
+    if not use_llm:
+        report.skipped_checks["duplicate (judge)"] = "skipped: --no-llm; lexical duplicates only"
+        return None
+    if enabled is None and not endpoint_configured(ws, "judge"):
+        return None
+    return JudgePlan(endpoint=resolve_endpoint(ws, "judge"), prompt=load_prompt(PROMPT_ID, ws.prompts_dir))
 
 
 def run_filters(
@@ -122,6 +143,7 @@ def run_filters(
                     "filter.checks.duplicate.semantic needs an embedding model: set GOLDSET_EMBEDDING_MODEL or "
                     f"llm.endpoints.{semantic_endpoint.name}.embedding_model"
                 )
+    dup_judge = _duplicate_judge_plan(ws, settings, names, use_llm, report) if duplicates.NAME in names else None
 
     report.checks = list(names)
     report.n_pairs = len(pairs)
@@ -134,21 +156,22 @@ def run_filters(
     # 4. Pair checks (pure, fast).
     run_pair_checks(run, live)
 
-    # 5. Duplicates across the set (and against the earlier release), lexical and optionally by embeddings.
+    # 5. Duplicates across the set (and against the earlier release): lexical, optionally by embeddings, and the
+    #    duplicate judge on candidate pairs.
     if duplicates.NAME in names:
-        edges: list[tuple[int, int, float]] = []
-        if semantic_endpoint is not None:
-            import asyncio
+        import asyncio
 
-            edges = asyncio.run(semantic_edges(run, semantic_endpoint, live, against_pairs))
-        embedding_model = semantic_endpoint.embedding_model if semantic_endpoint is not None else None
-        run_duplicates(run, live, against_pairs, edges, embedding_model)
+        asyncio.run(
+            run_duplicate_stage(run, live, against_pairs, semantic_endpoint=semantic_endpoint, judge_plan=dup_judge)
+        )
 
     # 6. The LLM: judge, then repair.
     if plan is not None:
         import asyncio
 
         asyncio.run(run_llm(run, plan, live, repair=repair))
+    if report.duplicate_judge is not None:  # `llm` counts every chat call of the run, the duplicate judge's too
+        report.llm = add_stats(report.llm, report.duplicate_judge)
 
     # 7. Severities, status, counts, write-back.
     severities = {n: settings.for_check(n).severity for n in CHECKS}

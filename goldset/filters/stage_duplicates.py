@@ -1,15 +1,17 @@
 """Pipeline stage 2: near-duplicate questions across the set and against an earlier release.
 
 Duplicates are a property of the whole set, so they are recomputed every run; a pair's verdict is only replaced
-when it changed (same verdict and settings: the old one, with its timestamp, stays).
+when it changed (same verdict and settings: the old one, with its timestamp, stays). The embeddings and the
+duplicate judge's calls go through the call journal, so an unchanged re-run sends nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
-from goldset.filters import duplicates
+from goldset.filters import duplicate_judge, duplicates
+from goldset.filters.duplicate_judge import Judged, JudgePlan
 from goldset.filters.incremental import input_hash, same_verdict, settings_hash, with_check
 from goldset.filters.run_state import FilterRun
 from goldset.filters.status import generation_rejects
@@ -34,15 +36,38 @@ def rank(names: Sequence[str]) -> Callable[[QAPair], tuple[int, int, int, float]
     return key
 
 
-async def semantic_edges(
-    run: FilterRun, endpoint: Endpoint, live: Sequence[QAPair], against: Sequence[QAPair]
-) -> list[tuple[int, int, float]]:
-    """Embedding links between questions (indices into :func:`duplicates.participants`), embeddings cached in the
-    call journal so a re-run sends nothing."""
-    from goldset.llm import CallJournal, LLMClient
-
+async def run_duplicate_stage(
+    run: FilterRun,
+    live: list[QAPair],
+    against: Sequence[QAPair],
+    *,
+    semantic_endpoint: Endpoint | None = None,
+    judge_plan: JudgePlan | None = None,
+) -> None:
+    """Embeddings (when semantic duplicates are on, or the judge's endpoint has an embedding model), the strict
+    links, the duplicate judge on candidate pairs (when planned), then the verdicts (:func:`run_duplicates`)."""
     st = run.settings_of(duplicates.SPEC)
     everyone = duplicates.participants(live, against)
+    embed_endpoint = semantic_endpoint
+    if embed_endpoint is None and judge_plan is not None and st.judge.embeddings:
+        embed_endpoint = judge_plan.endpoint if judge_plan.endpoint.embedding_model else None
+    vectors = await embed_questions(run, embed_endpoint, everyone) if embed_endpoint is not None else None
+    edges = duplicates.semantic_edges(vectors, st.semantic_threshold) if semantic_endpoint and vectors else []
+    strict = duplicates.links(everyone, st, edges)
+    judged = await judge_candidates(run, judge_plan, everyone, len(live), strict, vectors) if judge_plan else None
+    run_duplicates(
+        run, live, against, edges, embed_endpoint.embedding_model if embed_endpoint else None, strict=strict,
+        judged=judged, judge_plan=judge_plan,
+    )  # fmt: skip
+
+
+async def embed_questions(
+    run: FilterRun, endpoint: Endpoint, everyone: Sequence[QAPair]
+) -> list[list[float] | None]:
+    """The questions' embedding vectors (None where none came), cached in the call journal (a re-run sends
+    nothing)."""
+    from goldset.llm import CallJournal, LLMClient
+
     with CallJournal(run.ws.cache_path) as journal:
         async with LLMClient(endpoint, journal) as client:
             vectors = await client.embed([p.question for p in everyone])
@@ -52,7 +77,54 @@ async def semantic_edges(
         run.report.judge_errors.append(
             f"embeddings: {missing} question(s) got no vector; lexical duplicates only there"
         )
-    return duplicates.semantic_edges(vectors, st.semantic_threshold)
+    return vectors
+
+
+async def judge_candidates(
+    run: FilterRun,
+    plan: JudgePlan,
+    everyone: Sequence[QAPair],
+    n_own: int,
+    strict: duplicates.Links,
+    vectors: Sequence[Sequence[float] | None] | None,
+) -> Judged:
+    """The duplicate judge on the candidate pairs among ``everyone`` (two released pairs and identical questions
+    are not asked about); failed calls are reported in ``judge_errors``, grouped by their reason."""
+    from goldset.llm import CallJournal, LLMClient
+
+    st = run.settings_of(duplicates.SPEC)
+    found = duplicate_judge.candidates(
+        everyone, st.judge, strict=strict.strict_pairs(), vectors=vectors,
+        skip=lambda i, j: (i >= n_own and j >= n_own) or (i, j) in strict.identical,
+    )  # fmt: skip
+    with CallJournal(run.ws.cache_path) as journal:
+        async with LLMClient(plan.endpoint, journal) as client:
+            judged = await duplicate_judge.judge(
+                everyone, found, st.judge, client, plan.prompt,
+                on_done=lambda done, total: run.tell("duplicate judge", done, total),
+            )  # fmt: skip
+            run.report.duplicate_judge = {**client.stats.as_dict(), "candidates": len(found), "batches": judged.calls}
+    by_error: dict[str, list[str]] = {}
+    for (i, j), err in sorted(judged.failed.items()):
+        by_error.setdefault(err, []).append(f"{everyone[i].id}~{everyone[j].id}")
+    for err, which in by_error.items():
+        shown = ", ".join(which[:3]) + (", …" if len(which) > 3 else "")
+        run.report.judge_errors.append(
+            f"duplicate judge: no verdict on {len(which)} candidate pair(s) ({shown}): {err}; the thresholds' "
+            "verdicts stand there"
+        )
+    return judged
+
+
+def add_stats(a: Mapping[str, Any] | None, b: Mapping[str, Any]) -> dict[str, Any]:
+    """Two clients' call statistics (:meth:`goldset.llm.CallStats.as_dict`) as one: counters and budgets summed,
+    ``retry_budget_left`` recomputed; ``b``'s keys that are not counters (``candidates``, ``batches``) left out."""
+    from goldset.llm import CallStats
+
+    fields = CallStats.__dataclass_fields__
+    out: dict[str, Any] = {k: (a or {}).get(k, 0) + b.get(k, 0) for k in fields}
+    out["retry_budget_left"] = out["retry_budget"] - out["retries"]
+    return out
 
 
 def run_duplicates(
@@ -61,13 +133,25 @@ def run_duplicates(
     against: Sequence[QAPair],
     edges: Sequence[tuple[int, int, float]] = (),
     embedding_model: str | None = None,
+    *,
+    strict: duplicates.Links | None = None,
+    judged: Judged | None = None,
+    judge_plan: JudgePlan | None = None,
 ) -> None:
-    """Record the duplicate verdict of every pair in ``live`` (updated in place). ``edges``: semantic links from
-    :func:`semantic_edges`, made with ``embedding_model`` (part of the settings hash)."""
+    """Record the duplicate verdict of every pair in ``live`` (updated in place). ``edges``: semantic links, made
+    with ``embedding_model`` (part of the settings hash, as are the judge's model and prompt); ``strict``: the
+    links already computed; ``judged``: the duplicate judge's verdicts (:func:`judge_candidates`)."""
     spec = duplicates.SPEC
     st = run.settings_of(spec)
-    verdicts = duplicates.find(live, st, rank=rank(run.names), against=against, extra_edges=edges)
-    extra = {"against": sorted((a.id, a.question) for a in against), "embedding_model": embedding_model}
+    verdicts = duplicates.find(
+        live, st, rank=rank(run.names), against=against, extra_edges=edges, strict=strict, judged=judged
+    )
+    extra: dict[str, object] = {
+        "against": sorted((a.id, a.question) for a in against),
+        "embedding_model": embedding_model,
+    }
+    if judge_plan is not None and judged is not None:
+        extra["judge"] = judge_plan.settings_extra()
     s_hash = settings_hash(spec, st, extra)
     groups: set[str] = set()
     for idx, pair in enumerate(live):
