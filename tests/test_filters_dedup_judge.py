@@ -288,3 +288,26 @@ def test_judge_false_shorthand_and_a_required_judge_without_endpoint(tmp_path: P
     assert ws.pairs_path.read_bytes() == before
     report = run_filters(ws, use_llm=False)  # --no-llm skips even a required judge, and says so
     assert report.skipped_checks["duplicate (judge)"] == "skipped: --no-llm; lexical duplicates only"
+
+
+def test_the_estimate_counts_the_calls_and_what_the_journal_holds(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+    from typer.testing import CliRunner
+
+    from goldset.cli import app
+    from goldset.filters.stage_duplicates import estimate_duplicate_judge
+
+    fake_llm.add_responder("duplicate_judge", make_duplicate_responder(pair_set_rule(SAME)))
+    ws = make_workspace(tmp_path / "ws", _pairs(), config=CONFIG)
+    before = ws.pairs_path.read_bytes()
+    est = estimate_duplicate_judge(ws)
+    res = CliRunner().invoke(app, ["filter", "--dry-run", "-w", str(ws.root)])
+    assert res.exit_code == 0, res.output
+    assert fake_llm.calls == 0 and ws.pairs_path.read_bytes() == before  # nothing called, nothing written
+    assert est.enabled and est.cached == 0 and est.calls > 0
+    assert f"in {est.calls} call(s): 0 from the journal, {est.calls} to send" in res.output
+    report = run_filters(ws)
+    assert report.duplicate_judge is not None
+    assert (est.candidates, est.calls) == (report.duplicate_judge["candidates"], fake_llm.calls)
+    again = estimate_duplicate_judge(ws)
+    assert (again.calls, again.cached, again.to_send) == (est.calls, est.calls, 0)
+    assert not estimate_duplicate_judge(ws, use_llm=False).enabled

@@ -24,7 +24,7 @@ from goldset.filters.registry import CHECKS
 from goldset.filters.report import CheckCounts, FilterReport, count_verdicts
 from goldset.filters.run_state import FilterRun
 from goldset.filters.settings import FilterSettings
-from goldset.filters.stage_duplicates import add_stats, run_duplicate_stage
+from goldset.filters.stage_duplicates import SKIPPED_NO_LLM, add_stats, duplicate_judge_plan, run_duplicate_stage
 from goldset.filters.stage_llm import LLMPlan, groundedness_input, run_llm
 from goldset.filters.stage_pair_checks import run_pair_checks
 from goldset.filters.status import owned_by_filters, pair_status, restamp_severity
@@ -34,7 +34,7 @@ from goldset.schema import PairStatus, QAPair
 if TYPE_CHECKING:
     from goldset.filters.duplicate_judge import JudgePlan
     from goldset.llm import Endpoint
-    from goldset.workspace import Workspace, WorkspaceLike
+    from goldset.workspace import WorkspaceLike
 
 __all__ = ["FilterReport", "resolve_checks", "run_filters"]
 
@@ -48,26 +48,6 @@ def resolve_checks(settings: FilterSettings, requested: Sequence[str] | None) ->
             raise ConfigError(f"checks: unknown check {unknown[0]!r}; known checks: {', '.join(CHECKS)}")
         return [n for n in CHECKS if n in set(requested)]
     return [n for n in CHECKS if settings.for_check(n).enabled is not False]
-
-
-def _duplicate_judge_plan(
-    ws: Workspace, settings: FilterSettings, names: Sequence[str], use_llm: bool, report: FilterReport
-) -> JudgePlan | None:
-    """The duplicate judge's endpoint and prompt when it runs (``filter.checks.duplicate.judge.enabled``: None = when
-    a judge endpoint is configured and the LLM is on; true = required), else None with the reason in the report."""
-    from goldset.filters.duplicate_judge import PROMPT_ID, JudgePlan
-    from goldset.llm import endpoint_configured, resolve_endpoint
-    from goldset.prompts import load_prompt
-
-    enabled = settings.for_check(duplicates.SPEC).judge.enabled
-    if enabled is False:
-        return None
-    if not use_llm:
-        report.skipped_checks["duplicate (judge)"] = "skipped: --no-llm; lexical duplicates only"
-        return None
-    if enabled is None and not endpoint_configured(ws, "judge"):
-        return None
-    return JudgePlan(endpoint=resolve_endpoint(ws, "judge"), prompt=load_prompt(PROMPT_ID, ws.prompts_dir))
 
 
 def run_filters(
@@ -143,7 +123,11 @@ def run_filters(
                     "filter.checks.duplicate.semantic needs an embedding model: set GOLDSET_EMBEDDING_MODEL or "
                     f"llm.endpoints.{semantic_endpoint.name}.embedding_model"
                 )
-    dup_judge = _duplicate_judge_plan(ws, settings, names, use_llm, report) if duplicates.NAME in names else None
+    dup_judge: JudgePlan | None = None
+    if duplicates.NAME in names:
+        dup_judge, why = duplicate_judge_plan(ws, settings, use_llm)
+        if why == SKIPPED_NO_LLM:
+            report.skipped_checks["duplicate (judge)"] = why
 
     report.checks = list(names)
     report.n_pairs = len(pairs)

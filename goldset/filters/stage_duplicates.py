@@ -8,6 +8,8 @@ duplicate judge's calls go through the call journal, so an unchanged re-run send
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from goldset.filters import duplicate_judge, duplicates
@@ -18,7 +20,118 @@ from goldset.filters.status import generation_rejects
 from goldset.schema import PairStatus, QAPair
 
 if TYPE_CHECKING:
+    from goldset.filters.settings import FilterSettings
     from goldset.llm import Endpoint
+    from goldset.workspace import Workspace, WorkspaceLike
+
+
+#: Why the duplicate judge did not run under --no-llm (also the report's ``skipped_checks`` entry).
+SKIPPED_NO_LLM = "skipped: --no-llm; lexical duplicates only"
+
+
+def duplicate_judge_plan(ws: Workspace, settings: FilterSettings, use_llm: bool) -> tuple[JudgePlan | None, str]:
+    """The duplicate judge's endpoint and prompt when it runs, else None and why not.
+
+    ``filter.checks.duplicate.judge.enabled``: None (default) = when a judge endpoint is configured and the LLM is
+    on; true = required (a missing endpoint is an :class:`goldset.errors.EndpointError`); false = off.
+    """
+    from goldset.filters.duplicate_judge import PROMPT_ID
+    from goldset.llm import endpoint_configured, resolve_endpoint
+    from goldset.prompts import load_prompt
+
+    enabled = settings.for_check(duplicates.SPEC).judge.enabled
+    if enabled is False:
+        return None, "filter.checks.duplicate.judge.enabled is false"
+    if not use_llm:
+        return None, SKIPPED_NO_LLM
+    if enabled is None and not endpoint_configured(ws, "judge"):
+        return None, "no judge endpoint configured"
+    return JudgePlan(endpoint=resolve_endpoint(ws, "judge"), prompt=load_prompt(PROMPT_ID, ws.prompts_dir)), ""
+
+
+@dataclass
+class DuplicateJudgeEstimate:
+    """What the duplicate judge would do on the candidates file as it is (:func:`estimate_duplicate_judge`).
+
+    ``enabled`` False: it would not run, ``reason`` says why. ``calls``: batches it would make, ``cached`` those
+    the call journal answers (``to_send`` the rest); ``notes``: what the count leaves out.
+    """
+
+    enabled: bool
+    reason: str = ""
+    model: str | None = None
+    pairs: int = 0
+    candidates: int = 0
+    calls: int = 0
+    cached: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def to_send(self) -> int:
+        """Calls the journal does not hold."""
+        return self.calls - self.cached
+
+
+def estimate_duplicate_judge(
+    ws: WorkspaceLike = None, *, against: Path | str | None = None, use_llm: bool = True
+) -> DuplicateJudgeEstimate:
+    """The duplicate judge's calls for a ``goldset filter`` run now, and how many the journal holds. Calls nothing:
+    the candidates and their prompts are made exactly as the run would make them (embedding neighbours from the
+    journal's vectors; the questions without one are said in ``notes``)."""
+    from goldset.config import load_settings
+    from goldset.errors import InputError
+    from goldset.filters.inputs import read_against
+    from goldset.io import read_jsonl
+    from goldset.llm import CallJournal
+    from goldset.llm.journal import call_key
+    from goldset.schema import PairStatus
+    from goldset.workspace import resolve_workspace
+
+    ws = resolve_workspace(ws)
+    settings = load_settings(ws).filter
+    st = settings.for_check(duplicates.SPEC)
+    if not st.enabled:
+        return DuplicateJudgeEstimate(enabled=False, reason="filter.checks.duplicate is off")
+    plan, why = duplicate_judge_plan(ws, settings, use_llm)
+    if plan is None:
+        return DuplicateJudgeEstimate(enabled=False, reason=why)
+    if not ws.pairs_path.exists():
+        raise InputError(f"{ws.pairs_path}: no candidates file; run `goldset generate` first")
+    live = [p for p in read_jsonl(ws.pairs_path, QAPair) if p.status != PairStatus.retired]
+    old = read_against(against) if against is not None else []
+    everyone = duplicates.participants(live, old)
+    out = DuplicateJudgeEstimate(enabled=True, model=plan.endpoint.model, pairs=len(live))
+    journal = CallJournal(ws.cache_path) if ws.cache_path.exists() else None
+    try:
+        vectors: list[list[float] | None] | None = None
+        model = plan.endpoint.embedding_model if (st.semantic or st.judge.embeddings) else None
+        if model:
+            vectors = []
+            for p in everyone:  # the embedder's own journal keys (goldset.llm.embeddings)
+                key = call_key(model, [{"role": "embed", "content": p.question}], {}, {"kind": "embedding"})
+                got = journal.get(key) if journal is not None else None
+                ok = got is not None and isinstance(got.reply, list)
+                vectors.append([float(x) for x in got.reply] if got is not None and ok else None)
+            missing = sum(1 for v in vectors if v is None)
+            if missing:
+                out.notes.append(
+                    f"{missing} question(s) have no embedding in the journal yet: their embedding neighbours (up to "
+                    f"{st.judge.embedding_top_k} each) are not counted"
+                )
+        edges = duplicates.semantic_edges(vectors, st.semantic_threshold) if st.semantic and vectors else []
+        strict = duplicates.links(everyone, st, edges)
+        n_own = len(live)
+        found = duplicate_judge.candidates(
+            everyone, st.judge, strict=strict.strict_pairs(), vectors=vectors,
+            skip=lambda i, j: (i >= n_own and j >= n_own) or (i, j) in strict.identical,
+        )  # fmt: skip
+        keys = duplicate_judge.call_keys(everyone, found, st.judge, plan.endpoint, plan.prompt)
+        out.candidates, out.calls = len(found), len(keys)
+        out.cached = duplicate_judge.cached_calls(keys, journal)
+    finally:
+        if journal is not None:
+            journal.close()
+    return out
 
 
 def rank(names: Sequence[str]) -> Callable[[QAPair], tuple[int, int, int, float]]:
