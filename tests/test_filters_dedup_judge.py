@@ -123,6 +123,10 @@ def test_a_rerun_makes_no_call_and_writes_nothing(tmp_path: Path, fake_llm: Fake
     assert fake_llm.calls == calls and not again.written
     assert again.duplicate_judge is not None and again.duplicate_judge["cache_hits"] == again.duplicate_judge["batches"]
     assert again.per_check["duplicate"].reused == len(_pairs())
+    # Without the LLM, the verdicts the journal holds still count: nothing is undone, nothing called or written.
+    offline = run_filters(ws, use_llm=False)
+    assert fake_llm.calls == calls and not offline.written and _dup(ws)["qa-02"][:2] == (False, "qa-01")
+    assert "the verdicts the call journal holds count" in offline.skipped_checks["duplicate (judge)"]
 
 
 def test_the_judge_overrules_a_lexical_false_positive(tmp_path: Path, fake_llm: FakeOpenAI) -> None:

@@ -47,7 +47,7 @@ PROMPT_ID = "filter_duplicate"
 SCHEMA_NAME = "duplicate_judge"
 #: A content unit held by more questions than this is left out of the lexical candidate search (it says little
 #: about any one pair, and its posting list would make the search quadratic).
-MAX_POSTINGS = 1000
+MAX_POSTINGS = 300
 #: Characters of an answer shown to the judge (the answer shows what the question was after; the question decides).
 ANSWER_CHARS = 300
 #: A batch also closes after an anchor whose hash is 0 modulo this (content-defined boundaries, see module doc).
@@ -203,7 +203,7 @@ def embedding_candidates(
 ) -> dict[Pair, float]:
     """(i, j) -> cosine for each vector's ``top_k`` nearest vectors at ``min_cosine`` or above (None: no vector).
 
-    Blockwise (2,048 rows at a time), ties broken by ``keys``.
+    Blockwise (at most 2,048 rows, ~64 MB of similarities, at a time), ties broken by ``keys``.
     """
     import numpy as np
 
@@ -214,7 +214,7 @@ def embedding_candidates(
     norms = np.linalg.norm(mat, axis=1, keepdims=True)
     mat = mat / np.where(norms == 0, 1.0, norms)
     out: dict[Pair, float] = {}
-    block = 2048
+    block = max(16, min(2048, 2**24 // len(present)))  # rows per block: at most ~64 MB of float32 similarities
     k = min(top_k, len(present) - 1)
     for start in range(0, len(present), block):
         sims = mat[start : start + block] @ mat.T
@@ -359,16 +359,44 @@ async def judge(
             for c in batch:
                 out.failed[(c.i, c.j)] = res.error or "the judge call failed"
         else:
-            for v in res.value.verdicts:
-                c = batch[v.pair - 1]
-                reason = " ".join(v.reason.split()) or "no reason given"
-                (out.same if v.same else out.different)[(c.i, c.j)] = reason
+            record(out, batch, res.value)
         done += 1
         if on_done is not None:
             on_done(done, len(groups))
 
     await asyncio.gather(*(one(b) for b in groups))
     out.calls = len(groups)
+    return out
+
+
+def record(out: Judged, batch: Sequence[Candidate], reply: DuplicateJudgement) -> None:
+    """Put the verdicts of one validated reply about ``batch`` into ``out``."""
+    for v in reply.verdicts:
+        c = batch[v.pair - 1]
+        reason = " ".join(v.reason.split()) or "no reason given"
+        (out.same if v.same else out.different)[(c.i, c.j)] = reason
+
+
+def replay(
+    pairs: Sequence[QAPair], found: Sequence[Candidate], settings: JudgeSettings, endpoint: Endpoint, prompt: Prompt,
+    journal: CallJournal | None,
+) -> Judged:
+    """The verdicts the call journal already holds for these candidates, calling nothing (``--no-llm``): a batch
+    the journal does not hold leaves its pairs unjudged (neither linked nor noted: the thresholds decide)."""
+    from pydantic import ValidationError
+
+    out = Judged(scores={(c.i, c.j): c.score for c in found})
+    groups = batches(pairs, found, settings.batch)
+    for batch, key in zip(groups, call_keys(pairs, found, settings, endpoint, prompt), strict=True):
+        entry = journal.get(key) if journal is not None else None
+        if entry is None:
+            continue
+        try:
+            reply = judgement_model(len(batch)).model_validate(entry.reply)
+        except ValidationError:
+            continue
+        record(out, batch, reply)
+        out.calls += 1
     return out
 
 

@@ -197,10 +197,10 @@ def find(
             if (i, j) not in got.identical:
                 near_all.get(i, {}).pop(j, None)
                 near_all.get(j, {}).pop(i, None)
-        for (i, j) in judged.same:
+        for (i, j) in judged.same:  # a threshold link keeps its similarity; a judge-only link the pre-filter's
             sim = judged.scores.get((i, j), 0.0)
-            near_all.setdefault(i, {})[j] = max(sim, near_all.get(i, {}).get(j, 0.0))
-            near_all.setdefault(j, {})[i] = max(sim, near_all.get(j, {}).get(i, 0.0))
+            near_all.setdefault(i, {}).setdefault(j, sim)
+            near_all.setdefault(j, {}).setdefault(i, sim)
 
     # Only pairs with a neighbour can be duplicates or have one: rank just those (the rest are kept alone).
     near_of = {i: near for i in range(n_own) if (near := near_all.get(i))}

@@ -24,7 +24,13 @@ from goldset.filters.registry import CHECKS
 from goldset.filters.report import CheckCounts, FilterReport, count_verdicts
 from goldset.filters.run_state import FilterRun
 from goldset.filters.settings import FilterSettings
-from goldset.filters.stage_duplicates import SKIPPED_NO_LLM, add_stats, duplicate_judge_plan, run_duplicate_stage
+from goldset.filters.stage_duplicates import (
+    SKIPPED_NO_LLM,
+    SKIPPED_NO_LLM_REPLAY,
+    add_stats,
+    duplicate_judge_plan,
+    run_duplicate_stage,
+)
 from goldset.filters.stage_llm import LLMPlan, groundedness_input, run_llm
 from goldset.filters.stage_pair_checks import run_pair_checks
 from goldset.filters.status import owned_by_filters, pair_status, restamp_severity
@@ -124,10 +130,14 @@ def run_filters(
                     f"llm.endpoints.{semantic_endpoint.name}.embedding_model"
                 )
     dup_judge: JudgePlan | None = None
+    dup_replay: JudgePlan | None = None  # --no-llm: the judge's verdicts the journal holds still count
     if duplicates.NAME in names:
         dup_judge, why = duplicate_judge_plan(ws, settings, use_llm)
         if why == SKIPPED_NO_LLM:
             report.skipped_checks["duplicate (judge)"] = why
+            dup_replay, _ = duplicate_judge_plan(ws, settings, True) if endpoint_configured(ws, "judge") else (None, "")
+            if dup_replay is not None:
+                report.skipped_checks["duplicate (judge)"] = SKIPPED_NO_LLM_REPLAY
 
     report.checks = list(names)
     report.n_pairs = len(pairs)
@@ -146,7 +156,14 @@ def run_filters(
         import asyncio
 
         asyncio.run(
-            run_duplicate_stage(run, live, against_pairs, semantic_endpoint=semantic_endpoint, judge_plan=dup_judge)
+            run_duplicate_stage(
+                run,
+                live,
+                against_pairs,
+                semantic_endpoint=semantic_endpoint,
+                judge_plan=dup_judge,
+                replay_plan=dup_replay,
+            )
         )
 
     # 6. The LLM: judge, then repair.

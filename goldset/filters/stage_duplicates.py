@@ -21,12 +21,14 @@ from goldset.schema import PairStatus, QAPair
 
 if TYPE_CHECKING:
     from goldset.filters.settings import FilterSettings
-    from goldset.llm import Endpoint
+    from goldset.llm import CallJournal, Endpoint
     from goldset.workspace import Workspace, WorkspaceLike
 
 
 #: Why the duplicate judge did not run under --no-llm (also the report's ``skipped_checks`` entry).
 SKIPPED_NO_LLM = "skipped: --no-llm; lexical duplicates only"
+#: The same when a judge endpoint is configured: verdicts the call journal holds are reused, without a call.
+SKIPPED_NO_LLM_REPLAY = "skipped: --no-llm; the verdicts the call journal holds count, the other pairs lexical only"
 
 
 def duplicate_judge_plan(ws: Workspace, settings: FilterSettings, use_llm: bool) -> tuple[JudgePlan | None, str]:
@@ -82,8 +84,6 @@ def estimate_duplicate_judge(
     from goldset.errors import InputError
     from goldset.filters.inputs import read_against
     from goldset.io import read_jsonl
-    from goldset.llm import CallJournal
-    from goldset.llm.journal import call_key
     from goldset.schema import PairStatus
     from goldset.workspace import resolve_workspace
 
@@ -101,17 +101,11 @@ def estimate_duplicate_judge(
     old = read_against(against) if against is not None else []
     everyone = duplicates.participants(live, old)
     out = DuplicateJudgeEstimate(enabled=True, model=plan.endpoint.model, pairs=len(live))
-    journal = CallJournal(ws.cache_path) if ws.cache_path.exists() else None
-    try:
+    with CallJournalOrNone(ws) as journal:
         vectors: list[list[float] | None] | None = None
         model = plan.endpoint.embedding_model if (st.semantic or st.judge.embeddings) else None
         if model:
-            vectors = []
-            for p in everyone:  # the embedder's own journal keys (goldset.llm.embeddings)
-                key = call_key(model, [{"role": "embed", "content": p.question}], {}, {"kind": "embedding"})
-                got = journal.get(key) if journal is not None else None
-                ok = got is not None and isinstance(got.reply, list)
-                vectors.append([float(x) for x in got.reply] if got is not None and ok else None)
+            vectors = journal_vectors(journal, model, everyone)
             missing = sum(1 for v in vectors if v is None)
             if missing:
                 out.notes.append(
@@ -120,17 +114,10 @@ def estimate_duplicate_judge(
                 )
         edges = duplicates.semantic_edges(vectors, st.semantic_threshold) if st.semantic and vectors else []
         strict = duplicates.links(everyone, st, edges)
-        n_own = len(live)
-        found = duplicate_judge.candidates(
-            everyone, st.judge, strict=strict.strict_pairs(), vectors=vectors,
-            skip=lambda i, j: (i >= n_own and j >= n_own) or (i, j) in strict.identical,
-        )  # fmt: skip
+        found = judge_candidates_of(everyone, len(live), st, strict, vectors)
         keys = duplicate_judge.call_keys(everyone, found, st.judge, plan.endpoint, plan.prompt)
         out.candidates, out.calls = len(found), len(keys)
         out.cached = duplicate_judge.cached_calls(keys, journal)
-    finally:
-        if journal is not None:
-            journal.close()
     return out
 
 
@@ -156,11 +143,26 @@ async def run_duplicate_stage(
     *,
     semantic_endpoint: Endpoint | None = None,
     judge_plan: JudgePlan | None = None,
+    replay_plan: JudgePlan | None = None,
 ) -> None:
     """Embeddings (when semantic duplicates are on, or the judge's endpoint has an embedding model), the strict
-    links, the duplicate judge on candidate pairs (when planned), then the verdicts (:func:`run_duplicates`)."""
+    links, the duplicate judge on candidate pairs (when planned), then the verdicts (:func:`run_duplicates`).
+
+    ``replay_plan`` (``--no-llm`` with a judge endpoint configured): no call at all, but the verdicts the call
+    journal holds for these candidates still count (:func:`goldset.filters.duplicate_judge.replay`), so a run
+    without the LLM does not undo what the judge found.
+    """
     st = run.settings_of(duplicates.SPEC)
     everyone = duplicates.participants(live, against)
+    if replay_plan is not None:
+        model = replay_plan.endpoint.embedding_model if st.judge.embeddings else None
+        with CallJournalOrNone(run.ws) as journal:
+            vectors = journal_vectors(journal, model, everyone) if model else None
+            strict = duplicates.links(everyone, st)
+            found = judge_candidates_of(everyone, len(live), st, strict, vectors)
+            held = duplicate_judge.replay(everyone, found, st.judge, replay_plan.endpoint, replay_plan.prompt, journal)
+        run_duplicates(run, live, against, (), model, strict=strict, judged=held, judge_plan=replay_plan)
+        return
     embed_endpoint = semantic_endpoint
     if embed_endpoint is None and judge_plan is not None and st.judge.embeddings:
         embed_endpoint = judge_plan.endpoint if judge_plan.endpoint.embedding_model else None
@@ -171,6 +173,53 @@ async def run_duplicate_stage(
     run_duplicates(
         run, live, against, edges, embed_endpoint.embedding_model if embed_endpoint else None, strict=strict,
         judged=judged, judge_plan=judge_plan,
+    )  # fmt: skip
+
+
+class CallJournalOrNone:
+    """``with CallJournalOrNone(ws) as journal``: the workspace's call journal if it exists, else None (reading
+    must not create one)."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self.journal: CallJournal | None = None
+
+    def __enter__(self) -> CallJournal | None:
+        from goldset.llm import CallJournal
+
+        self.journal = CallJournal(self.ws.cache_path) if self.ws.cache_path.exists() else None
+        return self.journal
+
+    def __exit__(self, *exc: object) -> None:
+        if self.journal is not None:
+            self.journal.close()
+
+
+def journal_vectors(
+    journal: CallJournal | None, model: str, everyone: Sequence[QAPair]
+) -> list[list[float] | None]:
+    """The questions' embeddings as the call journal holds them (None where it holds none); calls nothing."""
+    from goldset.llm.journal import call_key
+
+    out: list[list[float] | None] = []
+    for p in everyone:  # the embedder's own journal keys (goldset.llm.embeddings)
+        key = call_key(model, [{"role": "embed", "content": p.question}], {}, {"kind": "embedding"})
+        got = journal.get(key) if journal is not None else None
+        out.append([float(x) for x in got.reply] if got is not None and isinstance(got.reply, list) else None)
+    return out
+
+
+def judge_candidates_of(
+    everyone: Sequence[QAPair],
+    n_own: int,
+    st: duplicates.Settings,
+    strict: duplicates.Links,
+    vectors: Sequence[Sequence[float] | None] | None,
+) -> list[duplicate_judge.Candidate]:
+    """The candidate pairs the judge is asked about: not two released pairs, not identical questions."""
+    return duplicate_judge.candidates(
+        everyone, st.judge, strict=strict.strict_pairs(), vectors=vectors,
+        skip=lambda i, j: (i >= n_own and j >= n_own) or (i, j) in strict.identical,
     )  # fmt: skip
 
 
@@ -206,10 +255,7 @@ async def judge_candidates(
     from goldset.llm import CallJournal, LLMClient
 
     st = run.settings_of(duplicates.SPEC)
-    found = duplicate_judge.candidates(
-        everyone, st.judge, strict=strict.strict_pairs(), vectors=vectors,
-        skip=lambda i, j: (i >= n_own and j >= n_own) or (i, j) in strict.identical,
-    )  # fmt: skip
+    found = judge_candidates_of(everyone, n_own, st, strict, vectors)
     with CallJournal(run.ws.cache_path) as journal:
         async with LLMClient(plan.endpoint, journal) as client:
             judged = await duplicate_judge.judge(
