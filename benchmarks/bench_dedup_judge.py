@@ -170,6 +170,37 @@ def plumbing_run(set_name: str) -> dict[str, Any]:
     return out
 
 
+def scaling(sizes: tuple[int, ...] = (1_000, 10_000, 30_000)) -> list[str]:
+    """Wall time of the lexical pre-filter and its calls per 1,000 pairs on synthetic sets (Zipf-distributed words:
+    10-word questions, 15-word answers over a 5,000-word vocabulary), to show the cost grows linearly."""
+    import random
+    import time
+
+    from goldset.filters import duplicate_judge
+    from goldset.filters.duplicate_judge import JudgeSettings
+    from goldset.schema import Evidence
+
+    rng = random.Random(1)
+    words = [f"w{i}" for i in range(5000)]
+    weights = [1 / (r + 1) for r in range(len(words))]
+    rows = ["| pairs | pre-filter wall | candidate pairs | judge calls | calls per 1,000 pairs |",
+            "|---|---|---|---|---|"]
+    for n in sizes:
+        ps = [
+            QAPair(id=f"qa-{i:06}", question=" ".join(rng.choices(words, weights=weights, k=10)) + "?",
+                   answer=" ".join(rng.choices(words, weights=weights, k=15)), question_type="factual", language="en",
+                   evidence=[Evidence(chunk_id="c", doc_id="d", quote="x")])
+            for i in range(n)
+        ]  # fmt: skip
+        t = time.perf_counter()
+        found = duplicate_judge.candidates(ps, JudgeSettings())
+        calls = len(duplicate_judge.batches(ps, found, JudgeSettings().batch))
+        wall = time.perf_counter() - t
+        rows.append(f"| {n:,} | {wall:.2f} s | {len(found):,} | {calls:,} | {1000 * calls / n:.0f} |")
+        print(rows[-1], flush=True)
+    return rows
+
+
 def no_groundedness(config: Path) -> None:
     """goldset.yaml without the groundedness judge (the fake server here only plays the duplicate judge)."""
     import yaml
@@ -329,6 +360,8 @@ def main() -> None:
             d = p[la]
             if d["fp_list"] or d["fn_list"]:
                 lines.append(f"  - {la}: wrong flags {d['fp_list'] or 'none'}; missed {d['fn_list'] or 'none'}")
+    lines += ["", "**4. Cost of the pre-filter as the set grows** (synthetic questions and answers, Zipf-distributed "
+              "words, default settings, no embeddings; candidates and batches only, no call):", "", *scaling(), ""]
     lines += ["", *summary(lex, data, plumb, model if args.embeddings else None)]
     text = "\n".join(lines) + "\n"
     print(text)
