@@ -315,3 +315,18 @@ def test_the_estimate_counts_the_calls_and_what_the_journal_holds(tmp_path: Path
     again = estimate_duplicate_judge(ws)
     assert (again.calls, again.cached, again.to_send) == (est.calls, est.calls, 0)
     assert not estimate_duplicate_judge(ws, use_llm=False).enabled
+
+
+def test_the_judge_links_a_rewording_of_a_released_question(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+    from goldset.io import write_jsonl
+
+    asked: list[tuple[str, str]] = []
+    fake_llm.add_responder("duplicate_judge", make_duplicate_responder(pair_set_rule(SAME), asked))
+    released = tmp_path / "v1.jsonl"
+    write_jsonl(released, [pair("qa-old", REQ, REQ_ANSWER), pair("qa-old-2", LIMIT, "Its default value is 100.")])
+    ws = make_workspace(tmp_path / "ws", [pair("qa-new", REQ_REWORDED, REQ_ANSWER)], config=CONFIG)
+    run_filters(ws, against=released)
+    passed, dup_of, reason = _dup(ws)["qa-new"]
+    assert (passed, dup_of) == (False, "qa-old")
+    assert reason.startswith("asks for the same information as released pair qa-old (duplicate judge: same need")
+    assert frozenset((REQ, LIMIT)) not in {frozenset(p) for p in asked}  # two released pairs are not asked about

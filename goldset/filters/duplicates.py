@@ -252,7 +252,7 @@ def find(
             settings, True, 0.0, f"kept as the best of {len(dupes) + 1} near-duplicates ({shown})"
         )
     if judged is not None:
-        _explain_kept(out, everyone, n_own, settings, judged, duplicate_of, members)
+        _explain_kept(out, everyone, n_own, settings, judged, duplicate_of)
     return out
 
 
@@ -263,7 +263,6 @@ def _explain_kept(
     settings: Settings,
     judged: Judged,
     duplicate_of: dict[int, tuple[int, float]],
-    members: dict[int, list[str]],
 ) -> None:
     """Add the judge's word to the reasons of pairs that are not duplicates: the candidates it found different,
     a candidate it found the same that is itself a duplicate of a third pair (kept apart: groups do not chain),
