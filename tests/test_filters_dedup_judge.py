@@ -179,7 +179,7 @@ def test_a_failed_judge_call_keeps_the_lexical_verdict_and_says_why(
     assert "duplicate judge: same need" in reason
 
 
-def test_cross_language_candidates_come_from_embeddings(
+def test_cross_language_candidates_come_from_embeddings_when_asked_for(
     tmp_path: Path, fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     en = "How does FastAPI's `HTTPException` differ from Starlette's `HTTPException`?"
@@ -189,10 +189,14 @@ def test_cross_language_candidates_come_from_embeddings(
     ps = [pair("qa-en", en, "It also accepts any JSON-able detail and headers."),
           pair("qa-zh", zh, "它的 detail 可以是任何 JSON 数据，还可以加响应头。", chunks=("zh-body-1",))]  # fmt: skip
     # The fake server's embeddings are bags of hashed tokens (cosine 0.41 here): a candidate threshold to suit them.
-    ws = make_workspace(tmp_path / "ws", ps, config=CONFIG + "    duplicate: {judge: {min_cosine: 0.3}}\n")
+    cfg = CONFIG + "    duplicate: {judge: {min_cosine: 0.3%s}}\n"
+    ws = make_workspace(tmp_path / "ws", ps, config=cfg % "")
     run_filters(ws)
     assert asked == [] and _dup(ws)["qa-zh"][0]  # lexical candidates stay within a language
     monkeypatch.setenv("GOLDSET_EMBEDDING_MODEL", "fake-embed")
+    run_filters(ws)  # by default a translation is not a duplicate: embedding candidates stay within a language too
+    assert asked == [] and _dup(ws)["qa-zh"][0] and fake_llm.embedding_calls == 1
+    ws.config_path.write_text(cfg % ", cross_language: true", encoding="utf-8")
     report = run_filters(ws)
     assert [frozenset(p) for p in asked] == [frozenset((en, zh))] and fake_llm.embedding_calls == 1
     assert _dup(ws)["qa-zh"][:2] == (False, "qa-en") and report.embedding is not None
@@ -330,3 +334,18 @@ def test_the_judge_links_a_rewording_of_a_released_question(tmp_path: Path, fake
     assert (passed, dup_of) == (False, "qa-old")
     assert reason.startswith("asks for the same information as released pair qa-old (duplicate judge: same need")
     assert frozenset((REQ, LIMIT)) not in {frozenset(p) for p in asked}  # two released pairs are not asked about
+
+
+def test_embedding_candidates_by_hand() -> None:
+    vecs = [[1.0, 0.0], [0.8, 0.6], [0.6, 0.8], None]
+    keys = ["a", "b", "c", "d"]
+    # cosines: a-b 0.8, a-c 0.6, b-c 0.96 (float32)
+
+    def rounded(got: dict) -> dict:
+        return {k: round(v, 4) for k, v in got.items()}
+
+    assert rounded(duplicate_judge.embedding_candidates(vecs, keys, 1, 0.0)) == {(0, 1): 0.8, (1, 2): 0.96}
+    assert rounded(duplicate_judge.embedding_candidates(vecs, keys, 1, 0.9)) == {(1, 2): 0.96}
+    # within a language only: b is alone in its language
+    got = duplicate_judge.embedding_candidates(vecs, keys, 2, 0.0, ["en", "zh", "en", "en"])
+    assert rounded(got) == {(0, 2): 0.6}

@@ -10,7 +10,8 @@ judge endpoint decides, per pair, "do these two questions ask for the same infor
   words of question *and answer* (:func:`goldset.filters.textsim.content_units`, rarer units weigh more: two
   questions after the same information tend to get the same answer even when they share few words), above
   ``min_similarity``; with embeddings (the endpoint's embedding model), also its ``embedding_top_k`` nearest
-  questions by cosine above ``min_cosine``, in any language; and every link the strict measures made (lexical
+  questions by cosine above ``min_cosine``, of its language (of any language with ``cross_language``: a question
+  and its translation then count as duplicates); and every link the strict measures made (lexical
   threshold, semantic threshold), so the judge can overrule a lexical false positive. Identical questions (same
   canonical form) are duplicates without asking.
 * **Calls** (:func:`batches`): several candidate pairs per call (``batch``), each pair anchored on the question
@@ -75,7 +76,12 @@ class JudgeSettings(BaseModel):
     embeddings: bool = Field(
         True, description="Also take embedding neighbours as candidates when the endpoint has an embedding model."
     )
-    embedding_top_k: int = Field(3, ge=0, le=50, description="Embedding candidates per question (any language).")
+    embedding_top_k: int = Field(3, ge=0, le=50, description="Embedding candidates per question.")
+    cross_language: bool = Field(
+        False,
+        description="A question and its translation can be duplicates: embedding candidates in another language "
+        "are judged too (false: a bilingual set keeps each language's question; candidates stay within a language).",
+    )
     min_cosine: float = Field(0.5, ge=-1, le=1, description="Least cosine of an embedding candidate.")
     batch: int = Field(8, ge=1, le=50, description="Candidate pairs judged per call.")
 
@@ -199,9 +205,14 @@ def lexical_candidates(
 
 
 def embedding_candidates(
-    vectors: Sequence[Sequence[float] | None], keys: Sequence[str], top_k: int, min_cosine: float
+    vectors: Sequence[Sequence[float] | None],
+    keys: Sequence[str],
+    top_k: int,
+    min_cosine: float,
+    groups: Sequence[str] | None = None,
 ) -> dict[Pair, float]:
-    """(i, j) -> cosine for each vector's ``top_k`` nearest vectors at ``min_cosine`` or above (None: no vector).
+    """(i, j) -> cosine for each vector's ``top_k`` nearest vectors at ``min_cosine`` or above (None: no vector);
+    with ``groups`` (languages), only vectors of the same group are neighbours.
 
     Blockwise (at most 2,048 rows, ~64 MB of similarities, at a time), ties broken by ``keys``.
     """
@@ -216,8 +227,14 @@ def embedding_candidates(
     out: dict[Pair, float] = {}
     block = max(16, min(2048, 2**24 // len(present)))  # rows per block: at most ~64 MB of float32 similarities
     k = min(top_k, len(present) - 1)
+    group_ids = None
+    if groups is not None:
+        names = {g: n for n, g in enumerate(sorted({groups[i] for i in present}))}
+        group_ids = np.asarray([names[groups[i]] for i in present])
     for start in range(0, len(present), block):
         sims = mat[start : start + block] @ mat.T
+        if group_ids is not None:
+            sims[group_ids[start : start + block, None] != group_ids[None, :]] = -np.inf
         for r in range(sims.shape[0]):
             sims[r, start + r] = -np.inf
         # k + a margin by value, then exact order by (-cosine, key) in Python for the few kept
@@ -264,7 +281,9 @@ def candidates(
     ).items():
         add(pair, score, "lexical")
     if vectors is not None and settings.embeddings:
-        for pair, score in embedding_candidates(vectors, keys, settings.embedding_top_k, settings.min_cosine).items():
+        groups = None if settings.cross_language else [p.language for p in pairs]
+        near = embedding_candidates(vectors, keys, settings.embedding_top_k, settings.min_cosine, groups)
+        for pair, score in near.items():
             add(pair, score, "embedding")
     for (i, j), score in (strict or {}).items():
         add((min(i, j), max(i, j)), score, "threshold")
