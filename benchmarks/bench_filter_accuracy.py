@@ -132,7 +132,8 @@ def _semantic_settings(ws_config: Path, threshold: float) -> None:
     data = yaml.safe_load(ws_config.read_text(encoding="utf-8")) or {}
     section = data.get("filter") or {}
     checks = section.get("checks") or {}
-    checks["duplicate"] = {"semantic": True, "semantic_threshold": threshold}
+    # the endpoint serves embeddings only: the duplicate judge (chat) is measured by bench_dedup_judge.py
+    checks["duplicate"] = {"semantic": True, "semantic_threshold": threshold, "judge": {"enabled": False}}
     checks["groundedness"] = {"enabled": False}
     section["checks"] = checks
     data["filter"] = section

@@ -43,6 +43,7 @@ from goldset.kb import ingest, load_chunks  # noqa: E402
 from goldset.schema import Evidence, PairStatus, Provenance, QAPair, QuestionType, pair_id  # noqa: E402
 from goldset.versioning.refresh import refresh  # noqa: E402
 from goldset.workspace import Workspace, init_workspace  # noqa: E402
+from tests.helpers.duplicate_responders import make_duplicate_responder  # noqa: E402
 from tests.helpers.fake_openai import FakeOpenAI, schema_name_of  # noqa: E402
 from tests.helpers.responders import qa_responder, sentences  # noqa: E402
 
@@ -86,6 +87,7 @@ def bench_refresh(tmp: Path) -> dict:
                            "GOLDSET_MODEL": "fake-model", "GOLDSET_JUDGE_MODEL": "fake-judge"})  # fmt: skip
         fake.add_responder("qa_pairs", qa_responder)
         fake.add_responder("groundedness", lenient_judge)
+        fake.add_responder("duplicate_judge", make_duplicate_responder(lambda a, b: False))  # counted with the judge
         docs = tmp / "docs"
         shutil.copytree(OLD, docs)
         root = tmp / "refresh-ws"

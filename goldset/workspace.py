@@ -162,6 +162,7 @@ stages:
     deps:
       - .goldset/generate.log
       - prompts/judge_groundedness.md
+      - prompts/filter_duplicate.md
     params:
       - goldset.yaml:
           - filter

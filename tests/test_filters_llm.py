@@ -40,8 +40,10 @@ def _load(ws) -> dict[str, QAPair]:
 
 
 #: The fake judge accepts only answers made of their sources' words, which the copy check rightly calls copies
-#: under some questions: the judge's tests leave the copy check out.
-NO_COPY_CHECK = "filter:\n  checks:\n    verbatim: false\n"
+#: under some questions: the judge's tests leave the copy check out. They count the groundedness judge's and the
+#: repair's calls, so the duplicate judge (tests/test_filters_dedup_judge.py) is off here.
+NO_DUP_JUDGE = "    duplicate: {judge: false}\n"
+NO_COPY_CHECK = "filter:\n  checks:\n    verbatim: false\n" + NO_DUP_JUDGE
 
 
 def test_groundedness_supported_unsupported_unanswerable(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
@@ -113,7 +115,8 @@ def test_repair_rewrites_copied_answer_and_keeps_original(tmp_path: Path, fake_l
         pair("qa-stubborn", "Is a body on a GET request defined by the specs?", still_copy, chunks=("en-body-2",)),
         pair("qa-copy-leak", "Is POST the most common method for sending data?", "POST.", chunks=("en-body-2",)),
     ]
-    ws = make_workspace(tmp_path / "ws", ps, config="filter:\n  checks:\n    groundedness: {enabled: false}\n")
+    cfg = "filter:\n  checks:\n    groundedness: {enabled: false}\n" + NO_DUP_JUDGE
+    ws = make_workspace(tmp_path / "ws", ps, config=cfg)
     report = run_filters(ws, repair=True)
     got = _load(ws)
     fixed = got["qa-copy"]
@@ -203,7 +206,8 @@ def test_repair_ignores_flags_and_leaves_pairs_generation_rejected(tmp_path: Pat
     verdict = CheckResult(passed=False, reason="written in the wrong language", input_hash="")
     verdict.input_hash = generation_input_hash(rejected)
     rejected = rejected.model_copy(update={"checks": {"generation": verdict}, "status": PairStatus.rejected})
-    ws = make_workspace(tmp_path / "ws", [flagged, rejected], config="filter:\n  checks:\n    groundedness: false\n")
+    cfg = "filter:\n  checks:\n    groundedness: false\n" + NO_DUP_JUDGE
+    ws = make_workspace(tmp_path / "ws", [flagged, rejected], config=cfg)
     report = run_filters(ws, repair=True)
     got = _load(ws)
     assert report.repaired == ["qa-flagged"] and got["qa-flagged"].answer == PARAPHRASE

@@ -19,6 +19,7 @@ from goldset.versioning.load import load
 from goldset.versioning.refresh import TAG_NEW, TAG_RECHECKED, TAG_RETIRED, TAG_REVIEW, refresh
 from goldset.versioning.release import release
 from goldset.workspace import Workspace
+from tests.helpers.duplicate_responders import make_duplicate_responder
 from tests.helpers.fake_openai import FakeOpenAI, schema_name_of
 from tests.helpers.judge_responders import groundedness_responder
 from tests.helpers.responders import parse_prompt, qa_responder
@@ -55,6 +56,7 @@ def _env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def fake(fake_llm: FakeOpenAI) -> FakeOpenAI:
     fake_llm.add_responder("qa_pairs", qa_responder)
     fake_llm.add_responder("groundedness", groundedness_responder)
+    fake_llm.add_responder("duplicate_judge", make_duplicate_responder(lambda a, b: False))
     return fake_llm
 
 

@@ -11,6 +11,7 @@ from goldset.cli._common import ProgressDisplay, WorkspaceOption, console
 
 if TYPE_CHECKING:
     from goldset.filters.report import FilterReport
+    from goldset.workspace import Workspace
 
 app = typer.Typer()
 
@@ -28,7 +29,10 @@ def filter_(
     repair: Annotated[
         bool, typer.Option("--repair", help="Rewrite answers that fail only the verbatim check (LLM), then re-check.")
     ] = False,
-    no_llm: Annotated[bool, typer.Option("--no-llm", help="Skip the LLM judge (groundedness).")] = False,
+    no_llm: Annotated[bool, typer.Option("--no-llm", help="Skip the LLM judges (groundedness, duplicates).")] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Only count the duplicate judge's calls; call nothing, write nothing.")
+    ] = False,
     workspace: WorkspaceOption = None,
 ) -> None:
     """Check candidate pairs; record every verdict on the pair; mark them passed or rejected (never deleted)."""
@@ -37,6 +41,9 @@ def filter_(
 
     _check_options(check, against, repair, no_llm)
     ws = find_ws(workspace)
+    if dry_run:
+        _print_dry_run(ws, against, no_llm)
+        return
     with ProgressDisplay() as show:
         report = run_filters(ws, checks=check or None, against=against, repair=repair, use_llm=not no_llm,
                              progress=show)  # fmt: skip
@@ -57,6 +64,21 @@ def _check_options(check: list[str] | None, against: Path | None, repair: bool, 
         raise UsageError("--repair rewrites answers that fail the verbatim check; add -c verbatim")
     if against is not None and not against.exists():
         raise InputError(f"{against}: --against needs a dataset folder or a pairs .jsonl file; it does not exist")
+
+
+def _print_dry_run(ws: Workspace, against: Path | None, no_llm: bool) -> None:
+    from goldset.filters.stage_duplicates import estimate_duplicate_judge
+
+    e = estimate_duplicate_judge(ws, against=against, use_llm=not no_llm)
+    out = console()
+    if not e.enabled:
+        out.print(f"dry run: the duplicate judge would not run ({e.reason}); 0 calls")
+    else:
+        out.print(f"dry run: duplicate judge {e.model}: {e.candidates} candidate pair(s) among {e.pairs} pair(s) in "
+                  f"{e.calls} call(s): {e.cached} from the journal, {e.to_send} to send")  # fmt: skip
+        for note in e.notes:
+            out.print(f"  note: {note}")
+    out.print("The groundedness judge and --repair are not counted here. Nothing was called or written.")
 
 
 def _print_report(report: FilterReport) -> None:
@@ -110,6 +132,10 @@ def _print_report(report: FilterReport) -> None:
             f"llm: {report.llm.get('calls', 0)} calls, {report.llm.get('cache_hits', 0)} from the journal, "
             f"${report.llm.get('cost_usd', 0.0):.4f}"
         )
+    if report.duplicate_judge:
+        dj = report.duplicate_judge
+        out.print(f"  of which duplicate judge: {dj.get('candidates', 0)} candidate pair(s) in {dj.get('batches', 0)} "
+                  f"call(s), {dj.get('cache_hits', 0)} from the journal")  # fmt: skip
     if report.flagged:
         which = ", ".join(f"{name} {n}" for name, n in report.flagged.items())
         out.print(f"flagged for review (a flag does not reject): {which}")

@@ -24,7 +24,13 @@ from goldset.filters.registry import CHECKS
 from goldset.filters.report import CheckCounts, FilterReport, count_verdicts
 from goldset.filters.run_state import FilterRun
 from goldset.filters.settings import FilterSettings
-from goldset.filters.stage_duplicates import run_duplicates, semantic_edges
+from goldset.filters.stage_duplicates import (
+    SKIPPED_NO_LLM,
+    SKIPPED_NO_LLM_REPLAY,
+    add_stats,
+    duplicate_judge_plan,
+    run_duplicate_stage,
+)
 from goldset.filters.stage_llm import LLMPlan, groundedness_input, run_llm
 from goldset.filters.stage_pair_checks import run_pair_checks
 from goldset.filters.status import owned_by_filters, pair_status, restamp_severity
@@ -32,6 +38,7 @@ from goldset.progress import ProgressCallback
 from goldset.schema import PairStatus, QAPair
 
 if TYPE_CHECKING:
+    from goldset.filters.duplicate_judge import JudgePlan
     from goldset.llm import Endpoint
     from goldset.workspace import WorkspaceLike
 
@@ -122,6 +129,15 @@ def run_filters(
                     "filter.checks.duplicate.semantic needs an embedding model: set GOLDSET_EMBEDDING_MODEL or "
                     f"llm.endpoints.{semantic_endpoint.name}.embedding_model"
                 )
+    dup_judge: JudgePlan | None = None
+    dup_replay: JudgePlan | None = None  # --no-llm: the judge's verdicts the journal holds still count
+    if duplicates.NAME in names:
+        dup_judge, why = duplicate_judge_plan(ws, settings, use_llm)
+        if why == SKIPPED_NO_LLM:
+            report.skipped_checks["duplicate (judge)"] = why
+            dup_replay, _ = duplicate_judge_plan(ws, settings, True) if endpoint_configured(ws, "judge") else (None, "")
+            if dup_replay is not None:
+                report.skipped_checks["duplicate (judge)"] = SKIPPED_NO_LLM_REPLAY
 
     report.checks = list(names)
     report.n_pairs = len(pairs)
@@ -134,21 +150,29 @@ def run_filters(
     # 4. Pair checks (pure, fast).
     run_pair_checks(run, live)
 
-    # 5. Duplicates across the set (and against the earlier release), lexical and optionally by embeddings.
+    # 5. Duplicates across the set (and against the earlier release): lexical, optionally by embeddings, and the
+    #    duplicate judge on candidate pairs.
     if duplicates.NAME in names:
-        edges: list[tuple[int, int, float]] = []
-        if semantic_endpoint is not None:
-            import asyncio
+        import asyncio
 
-            edges = asyncio.run(semantic_edges(run, semantic_endpoint, live, against_pairs))
-        embedding_model = semantic_endpoint.embedding_model if semantic_endpoint is not None else None
-        run_duplicates(run, live, against_pairs, edges, embedding_model)
+        asyncio.run(
+            run_duplicate_stage(
+                run,
+                live,
+                against_pairs,
+                semantic_endpoint=semantic_endpoint,
+                judge_plan=dup_judge,
+                replay_plan=dup_replay,
+            )
+        )
 
     # 6. The LLM: judge, then repair.
     if plan is not None:
         import asyncio
 
         asyncio.run(run_llm(run, plan, live, repair=repair))
+    if report.duplicate_judge is not None:  # `llm` counts every chat call of the run, the duplicate judge's too
+        report.llm = add_stats(report.llm, report.duplicate_judge)
 
     # 7. Severities, status, counts, write-back.
     severities = {n: settings.for_check(n).severity for n in CHECKS}

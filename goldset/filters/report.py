@@ -44,8 +44,10 @@ class FilterReport:
     ``repaired`` / ``repair_failed``: pair ids whose answer was rewritten / why a rewrite was not kept.
     ``flagged``: check name -> live pairs this run's check flagged (failed with severity ``flag``: such a pair can
     still pass).
-    ``written``: whether the candidates file changed. ``llm`` / ``embedding``: call statistics of the judge and of
-    the embeddings (calls, cache hits, tokens, cost), None when unused.
+    ``written``: whether the candidates file changed. ``llm`` / ``embedding``: call statistics of every chat call
+    (groundedness judge, repair, duplicate judge) and of the embeddings (calls, cache hits, tokens, cost), None when
+    unused; ``duplicate_judge``: the duplicate judge's share of ``llm``, with ``candidates`` (pairs asked about) and
+    ``batches`` (calls, sent or from the journal).
     """
 
     n_pairs: int = 0
@@ -67,6 +69,7 @@ class FilterReport:
     written: bool = False
     llm: dict[str, Any] | None = None
     embedding: dict[str, Any] | None = None
+    duplicate_judge: dict[str, Any] | None = None
 
     def reuse(self, name: str) -> None:
         """Count one verdict of ``name`` kept from an earlier run."""

@@ -1,22 +1,124 @@
 """Pipeline stage 2: near-duplicate questions across the set and against an earlier release.
 
 Duplicates are a property of the whole set, so they are recomputed every run; a pair's verdict is only replaced
-when it changed (same verdict and settings: the old one, with its timestamp, stays).
+when it changed (same verdict and settings: the old one, with its timestamp, stays). The embeddings and the
+duplicate judge's calls go through the call journal, so an unchanged re-run sends nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from goldset.filters import duplicates
+from goldset.filters import duplicate_judge, duplicates
+from goldset.filters.duplicate_judge import Judged, JudgePlan
 from goldset.filters.incremental import input_hash, same_verdict, settings_hash, with_check
 from goldset.filters.run_state import FilterRun
 from goldset.filters.status import generation_rejects
 from goldset.schema import PairStatus, QAPair
 
 if TYPE_CHECKING:
-    from goldset.llm import Endpoint
+    from goldset.filters.settings import FilterSettings
+    from goldset.llm import CallJournal, Endpoint
+    from goldset.workspace import Workspace, WorkspaceLike
+
+
+#: Why the duplicate judge did not run under --no-llm (also the report's ``skipped_checks`` entry).
+SKIPPED_NO_LLM = "skipped: --no-llm; lexical duplicates only"
+#: The same when a judge endpoint is configured: verdicts the call journal holds are reused, without a call.
+SKIPPED_NO_LLM_REPLAY = "skipped: --no-llm; the verdicts the call journal holds count, the other pairs lexical only"
+
+
+def duplicate_judge_plan(ws: Workspace, settings: FilterSettings, use_llm: bool) -> tuple[JudgePlan | None, str]:
+    """The duplicate judge's endpoint and prompt when it runs, else None and why not.
+
+    ``filter.checks.duplicate.judge.enabled``: None (default) = when a judge endpoint is configured and the LLM is
+    on; true = required (a missing endpoint is an :class:`goldset.errors.EndpointError`); false = off.
+    """
+    from goldset.filters.duplicate_judge import PROMPT_ID
+    from goldset.llm import endpoint_configured, resolve_endpoint
+    from goldset.prompts import load_prompt
+
+    enabled = settings.for_check(duplicates.SPEC).judge.enabled
+    if enabled is False:
+        return None, "filter.checks.duplicate.judge.enabled is false"
+    if not use_llm:
+        return None, SKIPPED_NO_LLM
+    if enabled is None and not endpoint_configured(ws, "judge"):
+        return None, "no judge endpoint configured"
+    return JudgePlan(endpoint=resolve_endpoint(ws, "judge"), prompt=load_prompt(PROMPT_ID, ws.prompts_dir)), ""
+
+
+@dataclass
+class DuplicateJudgeEstimate:
+    """What the duplicate judge would do on the candidates file as it is (:func:`estimate_duplicate_judge`).
+
+    ``enabled`` False: it would not run, ``reason`` says why. ``calls``: batches it would make, ``cached`` those
+    the call journal answers (``to_send`` the rest); ``notes``: what the count leaves out.
+    """
+
+    enabled: bool
+    reason: str = ""
+    model: str | None = None
+    pairs: int = 0
+    candidates: int = 0
+    calls: int = 0
+    cached: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def to_send(self) -> int:
+        """Calls the journal does not hold."""
+        return self.calls - self.cached
+
+
+def estimate_duplicate_judge(
+    ws: WorkspaceLike = None, *, against: Path | str | None = None, use_llm: bool = True
+) -> DuplicateJudgeEstimate:
+    """The duplicate judge's calls for a ``goldset filter`` run now, and how many the journal holds. Calls nothing:
+    the candidates and their prompts are made exactly as the run would make them (embedding neighbours from the
+    journal's vectors; the questions without one are said in ``notes``)."""
+    from goldset.config import load_settings
+    from goldset.errors import InputError
+    from goldset.filters.inputs import read_against
+    from goldset.io import read_jsonl
+    from goldset.schema import PairStatus
+    from goldset.workspace import resolve_workspace
+
+    ws = resolve_workspace(ws)
+    settings = load_settings(ws).filter
+    st = settings.for_check(duplicates.SPEC)
+    if not st.enabled:
+        return DuplicateJudgeEstimate(enabled=False, reason="filter.checks.duplicate is off")
+    plan, why = duplicate_judge_plan(ws, settings, use_llm)
+    if plan is None:
+        return DuplicateJudgeEstimate(enabled=False, reason=why)
+    if not ws.pairs_path.exists():
+        raise InputError(f"{ws.pairs_path}: no candidates file; run `goldset generate` first")
+    live = [p for p in read_jsonl(ws.pairs_path, QAPair) if p.status != PairStatus.retired]
+    old = read_against(against) if against is not None else []
+    everyone = duplicates.participants(live, old)
+    out = DuplicateJudgeEstimate(enabled=True, model=plan.endpoint.model, pairs=len(live))
+    with CallJournalOrNone(ws) as journal:
+        vectors: list[list[float] | None] | None = None
+        model = plan.endpoint.embedding_model if (st.semantic or st.judge.embeddings) else None
+        if model:
+            vectors = journal_vectors(journal, model, everyone)
+            missing = sum(1 for v in vectors if v is None)
+            if missing:
+                out.notes.append(
+                    f"{missing} question(s) have no embedding in the journal yet: their embedding neighbours (up to "
+                    f"{st.judge.embedding_top_k} each) are not counted"
+                )
+        edges = duplicates.semantic_edges(vectors, st.semantic_threshold) if st.semantic and vectors else []
+        strict = duplicates.links(everyone, st, edges)
+        found = judge_candidates_of(everyone, len(live), st, strict, vectors)
+        keys = duplicate_judge.call_keys(everyone, found, st.judge, plan.endpoint, plan.prompt)
+        out.candidates, out.calls = len(found), len(keys)
+        out.cached = duplicate_judge.cached_calls(keys, journal)
+    return out
 
 
 def rank(names: Sequence[str]) -> Callable[[QAPair], tuple[int, int, int, float]]:
@@ -34,15 +136,100 @@ def rank(names: Sequence[str]) -> Callable[[QAPair], tuple[int, int, int, float]
     return key
 
 
-async def semantic_edges(
-    run: FilterRun, endpoint: Endpoint, live: Sequence[QAPair], against: Sequence[QAPair]
-) -> list[tuple[int, int, float]]:
-    """Embedding links between questions (indices into :func:`duplicates.participants`), embeddings cached in the
-    call journal so a re-run sends nothing."""
-    from goldset.llm import CallJournal, LLMClient
+async def run_duplicate_stage(
+    run: FilterRun,
+    live: list[QAPair],
+    against: Sequence[QAPair],
+    *,
+    semantic_endpoint: Endpoint | None = None,
+    judge_plan: JudgePlan | None = None,
+    replay_plan: JudgePlan | None = None,
+) -> None:
+    """Embeddings (when semantic duplicates are on, or the judge's endpoint has an embedding model), the strict
+    links, the duplicate judge on candidate pairs (when planned), then the verdicts (:func:`run_duplicates`).
 
+    ``replay_plan`` (``--no-llm`` with a judge endpoint configured): no call at all, but the verdicts the call
+    journal holds for these candidates still count (:func:`goldset.filters.duplicate_judge.replay`), so a run
+    without the LLM does not undo what the judge found.
+    """
     st = run.settings_of(duplicates.SPEC)
     everyone = duplicates.participants(live, against)
+    if replay_plan is not None:
+        model = replay_plan.endpoint.embedding_model if st.judge.embeddings else None
+        with CallJournalOrNone(run.ws) as journal:
+            vectors = journal_vectors(journal, model, everyone) if model else None
+            strict = duplicates.links(everyone, st)
+            found = judge_candidates_of(everyone, len(live), st, strict, vectors)
+            held = duplicate_judge.replay(everyone, found, st.judge, replay_plan.endpoint, replay_plan.prompt, journal)
+        run_duplicates(run, live, against, (), model, strict=strict, judged=held, judge_plan=replay_plan)
+        return
+    embed_endpoint = semantic_endpoint
+    if embed_endpoint is None and judge_plan is not None and st.judge.embeddings:
+        embed_endpoint = judge_plan.endpoint if judge_plan.endpoint.embedding_model else None
+    vectors = await embed_questions(run, embed_endpoint, everyone) if embed_endpoint is not None else None
+    edges = duplicates.semantic_edges(vectors, st.semantic_threshold) if semantic_endpoint and vectors else []
+    strict = duplicates.links(everyone, st, edges)
+    judged = await judge_candidates(run, judge_plan, everyone, len(live), strict, vectors) if judge_plan else None
+    run_duplicates(
+        run, live, against, edges, embed_endpoint.embedding_model if embed_endpoint else None, strict=strict,
+        judged=judged, judge_plan=judge_plan,
+    )  # fmt: skip
+
+
+class CallJournalOrNone:
+    """``with CallJournalOrNone(ws) as journal``: the workspace's call journal if it exists, else None (reading
+    must not create one)."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+        self.journal: CallJournal | None = None
+
+    def __enter__(self) -> CallJournal | None:
+        from goldset.llm import CallJournal
+
+        self.journal = CallJournal(self.ws.cache_path) if self.ws.cache_path.exists() else None
+        return self.journal
+
+    def __exit__(self, *exc: object) -> None:
+        if self.journal is not None:
+            self.journal.close()
+
+
+def journal_vectors(
+    journal: CallJournal | None, model: str, everyone: Sequence[QAPair]
+) -> list[list[float] | None]:
+    """The questions' embeddings as the call journal holds them (None where it holds none); calls nothing."""
+    from goldset.llm.journal import call_key
+
+    out: list[list[float] | None] = []
+    for p in everyone:  # the embedder's own journal keys (goldset.llm.embeddings)
+        key = call_key(model, [{"role": "embed", "content": p.question}], {}, {"kind": "embedding"})
+        got = journal.get(key) if journal is not None else None
+        out.append([float(x) for x in got.reply] if got is not None and isinstance(got.reply, list) else None)
+    return out
+
+
+def judge_candidates_of(
+    everyone: Sequence[QAPair],
+    n_own: int,
+    st: duplicates.Settings,
+    strict: duplicates.Links,
+    vectors: Sequence[Sequence[float] | None] | None,
+) -> list[duplicate_judge.Candidate]:
+    """The candidate pairs the judge is asked about: not two released pairs, not identical questions."""
+    return duplicate_judge.candidates(
+        everyone, st.judge, strict=strict.strict_pairs(), vectors=vectors,
+        skip=lambda i, j: (i >= n_own and j >= n_own) or (i, j) in strict.identical,
+    )  # fmt: skip
+
+
+async def embed_questions(
+    run: FilterRun, endpoint: Endpoint, everyone: Sequence[QAPair]
+) -> list[list[float] | None]:
+    """The questions' embedding vectors (None where none came), cached in the call journal (a re-run sends
+    nothing)."""
+    from goldset.llm import CallJournal, LLMClient
+
     with CallJournal(run.ws.cache_path) as journal:
         async with LLMClient(endpoint, journal) as client:
             vectors = await client.embed([p.question for p in everyone])
@@ -52,7 +239,51 @@ async def semantic_edges(
         run.report.judge_errors.append(
             f"embeddings: {missing} question(s) got no vector; lexical duplicates only there"
         )
-    return duplicates.semantic_edges(vectors, st.semantic_threshold)
+    return vectors
+
+
+async def judge_candidates(
+    run: FilterRun,
+    plan: JudgePlan,
+    everyone: Sequence[QAPair],
+    n_own: int,
+    strict: duplicates.Links,
+    vectors: Sequence[Sequence[float] | None] | None,
+) -> Judged:
+    """The duplicate judge on the candidate pairs among ``everyone`` (two released pairs and identical questions
+    are not asked about); failed calls are reported in ``judge_errors``, grouped by their reason."""
+    from goldset.llm import CallJournal, LLMClient
+
+    st = run.settings_of(duplicates.SPEC)
+    found = judge_candidates_of(everyone, n_own, st, strict, vectors)
+    with CallJournal(run.ws.cache_path) as journal:
+        async with LLMClient(plan.endpoint, journal) as client:
+            judged = await duplicate_judge.judge(
+                everyone, found, st.judge, client, plan.prompt,
+                on_done=lambda done, total: run.tell("duplicate judge", done, total),
+            )  # fmt: skip
+            run.report.duplicate_judge = {**client.stats.as_dict(), "candidates": len(found), "batches": judged.calls}
+    by_error: dict[str, list[str]] = {}
+    for (i, j), err in sorted(judged.failed.items()):
+        by_error.setdefault(err, []).append(f"{everyone[i].id}~{everyone[j].id}")
+    for err, which in by_error.items():
+        shown = ", ".join(which[:3]) + (", …" if len(which) > 3 else "")
+        run.report.judge_errors.append(
+            f"duplicate judge: no verdict on {len(which)} candidate pair(s) ({shown}): {err}; the thresholds' "
+            "verdicts stand there"
+        )
+    return judged
+
+
+def add_stats(a: Mapping[str, Any] | None, b: Mapping[str, Any]) -> dict[str, Any]:
+    """Two clients' call statistics (:meth:`goldset.llm.CallStats.as_dict`) as one: counters and budgets summed,
+    ``retry_budget_left`` recomputed; ``b``'s keys that are not counters (``candidates``, ``batches``) left out."""
+    from goldset.llm import CallStats
+
+    fields = CallStats.__dataclass_fields__
+    out: dict[str, Any] = {k: (a or {}).get(k, 0) + b.get(k, 0) for k in fields}
+    out["retry_budget_left"] = out["retry_budget"] - out["retries"]
+    return out
 
 
 def run_duplicates(
@@ -61,13 +292,25 @@ def run_duplicates(
     against: Sequence[QAPair],
     edges: Sequence[tuple[int, int, float]] = (),
     embedding_model: str | None = None,
+    *,
+    strict: duplicates.Links | None = None,
+    judged: Judged | None = None,
+    judge_plan: JudgePlan | None = None,
 ) -> None:
-    """Record the duplicate verdict of every pair in ``live`` (updated in place). ``edges``: semantic links from
-    :func:`semantic_edges`, made with ``embedding_model`` (part of the settings hash)."""
+    """Record the duplicate verdict of every pair in ``live`` (updated in place). ``edges``: semantic links, made
+    with ``embedding_model`` (part of the settings hash, as are the judge's model and prompt); ``strict``: the
+    links already computed; ``judged``: the duplicate judge's verdicts (:func:`judge_candidates`)."""
     spec = duplicates.SPEC
     st = run.settings_of(spec)
-    verdicts = duplicates.find(live, st, rank=rank(run.names), against=against, extra_edges=edges)
-    extra = {"against": sorted((a.id, a.question) for a in against), "embedding_model": embedding_model}
+    verdicts = duplicates.find(
+        live, st, rank=rank(run.names), against=against, extra_edges=edges, strict=strict, judged=judged
+    )
+    extra: dict[str, object] = {
+        "against": sorted((a.id, a.question) for a in against),
+        "embedding_model": embedding_model,
+    }
+    if judge_plan is not None and judged is not None:
+        extra["judge"] = judge_plan.settings_extra()
     s_hash = settings_hash(spec, st, extra)
     groups: set[str] = set()
     for idx, pair in enumerate(live):
