@@ -18,6 +18,7 @@ from goldset.io import read_json, read_jsonl
 from goldset.schema import QAPair
 from goldset.schema.build import BuildState
 from tests.helpers.build_data import BreaksAfter, generation_prompts
+from tests.helpers.duplicate_responders import no_duplicates
 from tests.helpers.fake_openai import FakeOpenAI
 from tests.helpers.judge_responders import groundedness_responder, marker_judge
 from tests.helpers.responders import never_valid_responder, qa_responder
@@ -55,6 +56,7 @@ def state_of(ws: Path) -> BuildState:
 def llm(fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> FakeOpenAI:
     fake_llm.add_responder("qa_pairs", qa_responder)
     fake_llm.add_responder("groundedness", groundedness_responder)
+    fake_llm.add_responder("duplicate_judge", no_duplicates)
     monkeypatch.delenv("LABEL_STUDIO_URL", raising=False)  # these builds export the review tasks
     return fake_llm
 

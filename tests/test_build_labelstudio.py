@@ -18,6 +18,7 @@ from goldset.cli import app
 from goldset.io import read_json, read_jsonl
 from goldset.schema import Manifest, PairStatus, QAPair
 from tests.helpers.build_data import generation_prompts
+from tests.helpers.duplicate_responders import no_duplicates
 from tests.helpers.fake_openai import FakeOpenAI
 from tests.helpers.judge_responders import marker_judge
 from tests.helpers.labelstudio import annotate, choices, make_user, project_id, require_server, tasks_by_pair, textarea
@@ -52,6 +53,7 @@ def test_from_an_empty_workspace_to_an_evaluated_release(
     monkeypatch.setenv("GOLDSET_REVIEW__LABEL_STUDIO__PROJECT_TITLE", title)
     fake_llm.add_responder("qa_pairs", qa_responder)
     fake_llm.add_responder("groundedness", marker_judge)  # supports every answer: some pairs pass
+    fake_llm.add_responder("duplicate_judge", no_duplicates)
     ws = tmp_path / "ws"
     run("init", str(ws))
 

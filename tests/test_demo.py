@@ -106,12 +106,14 @@ def test_with_an_endpoint_the_demo_builds_a_golden_set_of_its_own_first(
     goes on to the release and the BM25 run as without one."""
     from goldset.io import read_jsonl
     from goldset.schema import QAPair
+    from tests.helpers.duplicate_responders import no_duplicates
     from tests.helpers.judge_responders import groundedness_responder
     from tests.helpers.responders import qa_responder
 
     clone, _ = demo
     fake_llm.add_responder("qa_pairs", qa_responder)
     fake_llm.add_responder("groundedness", groundedness_responder)
+    fake_llm.add_responder("duplicate_judge", no_duplicates)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GOLDSET_", "DEMO_", "LABEL_STUDIO_"))}
     env.update(PYTHONPATH=str(REPO_ROOT), DEMO_PYTHON=sys.executable, HOME=str(clone.parent / "home"),
                GOLDSET_MODEL="fake-model", GOLDSET_JUDGE_MODEL="fake-judge", DEMO_LIMIT="3",

@@ -129,6 +129,32 @@ def test_a_rerun_makes_no_call_and_writes_nothing(tmp_path: Path, fake_llm: Fake
     assert "the verdicts the call journal holds count" in offline.skipped_checks["duplicate (judge)"]
 
 
+def test_a_machine_without_the_judge_keeps_what_the_judge_found(
+    tmp_path: Path, fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A CI runner with no endpoint and no call journal (a fresh clone) runs the filters before a release: the
+    judge's verdicts on the pairs stay (lexical verdicts would silently un-reject qa-02, qa-06 and qa-10); a pair
+    added since gets a lexical verdict, and the report says so. Turning the judge off in the settings recomputes."""
+    fake_llm.add_responder("duplicate_judge", make_duplicate_responder(pair_set_rule(SAME)))
+    ws = make_workspace(tmp_path / "ws", _pairs(), config=CONFIG)
+    run_filters(ws)
+    judged = _dup(ws)
+    assert judged["qa-02"][:2] == (False, "qa-01")
+    for name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "GOLDSET_MODEL", "GOLDSET_JUDGE_MODEL"):
+        monkeypatch.delenv(name)
+    for f in ws.state_dir.glob(ws.cache_path.name + "*"):  # the journal and its WAL files
+        f.unlink()
+    calls = fake_llm.calls
+    offline = run_filters(ws)
+    assert fake_llm.calls == calls and not offline.written and _dup(ws) == judged
+    assert "verdicts the judge made earlier stay" in offline.skipped_checks["duplicate (judge)"]
+    assert run_filters(ws, use_llm=False).written is False and _dup(ws) == judged, "--no-llm, no journal: the same"
+
+    (ws.root / "goldset.yaml").write_text(CONFIG + "    duplicate: {judge: false}\n", encoding="utf-8")
+    lexical = run_filters(ws)
+    assert lexical.written and all(passed for passed, _, _ in _dup(ws).values()), "judge off: lexical verdicts"
+
+
 def test_the_judge_overrules_a_lexical_false_positive(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
     """Two questions one ordinary word apart are over the lexical threshold; the judge says they differ."""
     a = "What does the CORS middleware send back when it receives a preflight request?"

@@ -17,6 +17,7 @@ from goldset.filters.duplicate_judge import Judged, JudgePlan
 from goldset.filters.incremental import input_hash, same_verdict, settings_hash, with_check
 from goldset.filters.run_state import FilterRun
 from goldset.filters.status import generation_rejects
+from goldset.hashing import hash_obj
 from goldset.schema import PairStatus, QAPair
 
 if TYPE_CHECKING:
@@ -25,6 +26,10 @@ if TYPE_CHECKING:
     from goldset.workspace import Workspace, WorkspaceLike
 
 
+#: Why the duplicate judge did not run when the settings turn it off (its earlier verdicts are then recomputed).
+JUDGE_DISABLED = "filter.checks.duplicate.judge.enabled is false"
+#: Why it did not run when no judge endpoint is configured (its earlier verdicts stay).
+NO_JUDGE_ENDPOINT = "no judge endpoint configured"
 #: Why the duplicate judge did not run under --no-llm (also the report's ``skipped_checks`` entry).
 SKIPPED_NO_LLM = "skipped: --no-llm; lexical duplicates only"
 #: The same when a judge endpoint is configured: verdicts the call journal holds are reused, without a call.
@@ -43,11 +48,11 @@ def duplicate_judge_plan(ws: Workspace, settings: FilterSettings, use_llm: bool)
 
     enabled = settings.for_check(duplicates.SPEC).judge.enabled
     if enabled is False:
-        return None, "filter.checks.duplicate.judge.enabled is false"
+        return None, JUDGE_DISABLED
     if not use_llm:
         return None, SKIPPED_NO_LLM
     if enabled is None and not endpoint_configured(ws, "judge"):
-        return None, "no judge endpoint configured"
+        return None, NO_JUDGE_ENDPOINT
     return JudgePlan(endpoint=resolve_endpoint(ws, "judge"), prompt=load_prompt(PROMPT_ID, ws.prompts_dir)), ""
 
 
@@ -144,13 +149,15 @@ async def run_duplicate_stage(
     semantic_endpoint: Endpoint | None = None,
     judge_plan: JudgePlan | None = None,
     replay_plan: JudgePlan | None = None,
+    keep_judged: bool = False,
 ) -> None:
     """Embeddings (when semantic duplicates are on, or the judge's endpoint has an embedding model), the strict
     links, the duplicate judge on candidate pairs (when planned), then the verdicts (:func:`run_duplicates`).
 
     ``replay_plan`` (``--no-llm`` with a judge endpoint configured): no call at all, but the verdicts the call
     journal holds for these candidates still count (:func:`goldset.filters.duplicate_judge.replay`), so a run
-    without the LLM does not undo what the judge found.
+    without the LLM does not undo what the judge found; nor does one without a journal or an endpoint: verdicts
+    the judge made stay (``keep_judged``, always on with a replay).
     """
     st = run.settings_of(duplicates.SPEC)
     everyone = duplicates.participants(live, against)
@@ -161,7 +168,9 @@ async def run_duplicate_stage(
             strict = duplicates.links(everyone, st)
             found = judge_candidates_of(everyone, len(live), st, strict, vectors)
             held = duplicate_judge.replay(everyone, found, st.judge, replay_plan.endpoint, replay_plan.prompt, journal)
-        run_duplicates(run, live, against, (), model, strict=strict, judged=held, judge_plan=replay_plan)
+        run_duplicates(
+            run, live, against, (), model, strict=strict, judged=held, judge_plan=replay_plan, keep_judged=True
+        )
         return
     embed_endpoint = semantic_endpoint
     if embed_endpoint is None and judge_plan is not None and st.judge.embeddings:
@@ -172,7 +181,7 @@ async def run_duplicate_stage(
     judged = await judge_candidates(run, judge_plan, everyone, len(live), strict, vectors) if judge_plan else None
     run_duplicates(
         run, live, against, edges, embed_endpoint.embedding_model if embed_endpoint else None, strict=strict,
-        judged=judged, judge_plan=judge_plan,
+        judged=judged, judge_plan=judge_plan, keep_judged=keep_judged and judge_plan is None,
     )  # fmt: skip
 
 
@@ -296,10 +305,16 @@ def run_duplicates(
     strict: duplicates.Links | None = None,
     judged: Judged | None = None,
     judge_plan: JudgePlan | None = None,
+    keep_judged: bool = False,
 ) -> None:
     """Record the duplicate verdict of every pair in ``live`` (updated in place). ``edges``: semantic links, made
     with ``embedding_model`` (part of the settings hash, as are the judge's model and prompt); ``strict``: the
-    links already computed; ``judged``: the duplicate judge's verdicts (:func:`judge_candidates`)."""
+    links already computed; ``judged``: the duplicate judge's verdicts (:func:`judge_candidates`).
+
+    ``keep_judged`` (the judge is unavailable here: no endpoint, or --no-llm with nothing in the journal): a verdict
+    the judge made under the same settings stays as it is. Otherwise a machine without the judge, such as a CI
+    runner making the release, would silently undo what the judge found with lexical verdicts. A verdict's settings
+    hash is ``<settings>+judge-<model and prompt>`` when a judge made it, so this can be told from the hash alone."""
     spec = duplicates.SPEC
     st = run.settings_of(spec)
     verdicts = duplicates.find(
@@ -309,18 +324,25 @@ def run_duplicates(
         "against": sorted((a.id, a.question) for a in against),
         "embedding_model": embedding_model,
     }
+    base = settings_hash(spec, st, extra)
+    judge_mark = f"{base}+judge-"
+    s_hash = base
     if judge_plan is not None and judged is not None:
-        extra["judge"] = judge_plan.settings_extra()
-    s_hash = settings_hash(spec, st, extra)
+        s_hash = judge_mark + hash_obj(judge_plan.settings_extra())[:16]
     groups: set[str] = set()
     for idx, pair in enumerate(live):
         res = verdicts[pair.id]
-        if res.duplicate_of:
-            groups.add(res.duplicate_of)
         old = pair.checks.get(duplicates.NAME)
-        if same_verdict(old, res) and old is not None and old.settings_hash == s_hash:
+        if old is not None and (
+            (same_verdict(old, res) and old.settings_hash == s_hash)
+            or (keep_judged and old.settings_hash.startswith(judge_mark))
+        ):
+            if old.duplicate_of:
+                groups.add(old.duplicate_of)
             run.report.reuse(duplicates.NAME)
             continue
+        if res.duplicate_of:
+            groups.add(res.duplicate_of)
         upd = {"settings_hash": s_hash, "input_hash": input_hash(spec, pair, {})}
         live[idx] = with_check(pair, duplicates.NAME, res.model_copy(update=upd))
         run.report.computed += 1

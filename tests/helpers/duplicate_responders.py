@@ -54,3 +54,8 @@ def group_oracle(group_of: Mapping[str, str | None]) -> Callable[[str, str], boo
 def pair_set_rule(same_pairs: set[frozenset[str]]) -> Callable[[str, str], bool]:
     """``same(a, b)``: the two questions form one of ``same_pairs`` (a hand-written answer key)."""
     return lambda a, b: frozenset((a, b)) in same_pairs
+
+
+def no_duplicates(body: dict[str, Any]) -> dict[str, Any]:
+    """A judge that finds every candidate pair distinct (for loops whose duplicates are not what they test)."""
+    return make_duplicate_responder(lambda a, b: False)(body)
