@@ -301,7 +301,8 @@ def run_format() -> str:
             HEADER,
             "# Run files and run folders\n",
             "## The run file (`goldset eval --run FILE`)\n",
-            "JSON Lines (UTF-8; `.jsonl` or gzip-compressed `.jsonl.gz`), one object per pair of the dataset: "
+            "JSON Lines (UTF-8; `.jsonl`, or compressed: zstd `.jsonl.zst` or gzip `.jsonl.gz`), one object per pair "
+            "of the dataset: "
             f"a `RunSample`. {doc} Only `pair_id` is required. Contexts are objects in rank order, best first; "
             "only their `text` is required. A pair the file lacks, or a line with `error`, is a failed sample: it "
             "scores what its metrics give a failure and shows in `error_rate`. Bad JSON, unknown fields, blank context "
@@ -317,7 +318,7 @@ def run_format() -> str:
             "string; an endpoint's reply is mapped by `eval.endpoint` (see [configuration](configuration.md#eval)). "
             "For both, goldset measures `latency.total_ms` itself.\n",
             "## A run folder (`runs/<run-id>/`)\n",
-            "`goldset eval` writes one folder per run: `meta.json` (`RunMeta`), `samples.jsonl.gz` (the run's "
+            "`goldset eval` writes one folder per run: `meta.json` (`RunMeta`), `samples.jsonl.zst` (the run's "
             "`RunSample`s, with the question filled in), `scores.jsonl` (`SampleScores`, one per question) and "
             "`summary.json` (`RunSummary`). `goldset.read_run(folder)` reads it back "
             "(`.to_pandas()`: one row per question, one column per metric).\n",

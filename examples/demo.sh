@@ -73,6 +73,6 @@ snapshot = json.loads((Path(ws) / ".goldset" / "kb" / "snapshot.json").read_text
 print(f"BM25 on {version}: {figures}  ({summary['n_samples']} questions, {summary['n_failed']} failed); overall score {summary['overall_score']:.3f}")
 print(f"golden set {version} of this repository (data.dvc), files in {resolve_dataset_version(version, repo='.')}")
 print(f"workspace  {ws}/ (KB {snapshot['id']}: {len(snapshot['documents'])} documents)")
-print(f"run        {run}/ (summary.json, scores.jsonl, samples.jsonl.gz, meta.json)")
+print(f"run        {run}/ ({', '.join(sorted(p.name for p in Path(run).iterdir()))})")
 print(f"report     {ws}/report.html")
 EOF

@@ -87,6 +87,9 @@ def test_the_demo_writes_the_run_and_the_report(demo: tuple[Path, subprocess.Com
     for label in ("report", "run", "workspace"):
         named = re.search(rf"^{label} +(\S+)", summary_text, re.M)
         assert named and (clone / named[1]).exists(), label
+    files = re.search(r"^run +\S+ \((.*)\)$", summary_text, re.M)
+    assert files and {"meta.json", "scores.jsonl", "summary.json"} <= set(files[1].split(", "))
+    assert all((run / name).is_file() for name in files[1].split(", ")), "the files named are the run's"
 
 
 def test_the_demo_runs_again_in_the_same_workspace(demo: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
