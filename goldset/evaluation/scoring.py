@@ -71,8 +71,7 @@ def _plan(settings: EvalSettings) -> list[_Planned]:
                 if p not in sources:
                     raise ValueError(f"metric {info.name!r}: no setting provides parameter {p!r}")
                 combos = [{**c, p: v} for c in combos for v in sources[p]]
-            worst = None if info.on_failure == "skip" else 0.0 if info.higher_is_better else 1.0
-            plan += [_Planned(info.output_name(**c), family, partial(info.fn, **c), worst) for c in combos]
+            plan += [_Planned(info.output_name(**c), family, partial(info.fn, **c), info.failure_value) for c in combos]
     return plan
 
 

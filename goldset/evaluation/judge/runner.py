@@ -79,10 +79,7 @@ class JudgePlan:
     def metric_names(self) -> list[str]:
         """The judge metrics this plan computes, in call order."""
         return [
-            m
-            for call in self.settings.calls
-            for m in CALL_METRICS[call]
-            if m != EMBEDDING_METRIC or self.embeddings
+            m for call in self.settings.calls for m in CALL_METRICS[call] if m != EMBEDDING_METRIC or self.embeddings
         ]
 
     @property
@@ -228,9 +225,7 @@ def failure_values(names: Sequence[str], item: JudgeItem, embeddings: bool) -> d
     None when its definition leaves failures out), None where it does not apply."""
     out: dict[str, float | None] = dict.fromkeys(names)
     for m in applicable(names, item, embeddings):
-        info = get_metric(m)
-        if info.on_failure == "worst":
-            out[m] = 0.0 if info.higher_is_better else 1.0
+        out[m] = get_metric(m).failure_value
     return out
 
 

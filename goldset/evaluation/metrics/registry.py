@@ -45,6 +45,13 @@ class MetricInfo:
     when its definition covers a failure (a failure retrieved nothing, answered nothing), or ``skip`` (None: left
     out) when it does not (a failure is not a refusal, so it is neither a false nor a correct one)."""
 
+    @property
+    def failure_value(self) -> float | None:
+        """What a failed sample scores on this metric (see ``on_failure``): its worst value, or None (left out)."""
+        if self.on_failure == "skip":
+            return None
+        return 0.0 if self.higher_is_better else 1.0
+
     def output_name(self, **params: Any) -> str:
         """The name a value is stored under, e.g. ``recall@5`` for ``recall@k`` with ``k=5``."""
         if "k" in params and self.name.endswith("@k"):
