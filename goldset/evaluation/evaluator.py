@@ -72,6 +72,15 @@ def _read_baseline(spec: str, ws: Workspace | None, runs_dir: Path, thresholds_p
     return read_run(spec, ws, runs_dir)
 
 
+def runs_folder(ws: Workspace | None, settings: EvalSettings) -> Path:
+    """Where run folders go: ``eval.runs_dir`` (relative to the workspace), else the workspace's ``runs/``, else
+    ``runs`` in the current folder."""
+    if not settings.runs_dir:
+        return ws.runs_dir if ws else Path("runs")
+    runs_dir = Path(settings.runs_dir)
+    return ws.root / runs_dir if ws is not None and not runs_dir.is_absolute() else runs_dir
+
+
 def judge_journal_path(ws: Workspace | None, runs_dir: Path) -> Path:
     """The call journal judge calls go through: the workspace's (shared with generation and the filters), else one
     beside the run folders (evaluation also works outside a workspace)."""
@@ -243,9 +252,7 @@ def evaluate(
         pairs = stratified_sample(pairs, sample, seed)
         notes.append(f"stratified sample: {len(pairs)} questions (seed {seed}), every question type represented")
 
-    runs_dir = Path(settings.runs_dir) if settings.runs_dir else (ws.runs_dir if ws else Path("runs"))
-    if settings.runs_dir and ws is not None and not runs_dir.is_absolute():
-        runs_dir = ws.root / runs_dir
+    runs_dir = runs_folder(ws, settings)
     # The judge is resolved before the system runs: a missing endpoint fails now, and the judge model and prompt
     # hashes are part of the scoring settings the relative gate compares.
     judge_plan = prepare_judge(ws, settings, judge, judge_journal_path(ws, runs_dir))

@@ -127,7 +127,7 @@ def estimate_judging(
     from goldset.config import load_settings
     from goldset.dataset import Dataset
     from goldset.evaluation import datasets
-    from goldset.evaluation.evaluator import judge_journal_path
+    from goldset.evaluation.evaluator import judge_journal_path, runs_folder
     from goldset.evaluation.judge.runner import prepare_judge
     from goldset.evaluation.run_files import paused_gc, read_run_file
     from goldset.evaluation.sampling import stratified_sample
@@ -137,10 +137,7 @@ def estimate_judging(
     ws = optional_workspace(ws)
     if settings is None:
         settings = load_settings(ws).eval
-    runs_dir = Path(settings.runs_dir) if settings.runs_dir else (ws.runs_dir if ws else Path("runs"))
-    if settings.runs_dir and ws is not None and not runs_dir.is_absolute():
-        runs_dir = ws.root / runs_dir
-    journal_path = judge_journal_path(ws, runs_dir)
+    journal_path = judge_journal_path(ws, runs_folder(ws, settings))
     plan = prepare_judge(ws, settings, judge, journal_path)
     if plan is None:
         if judge is False:
