@@ -16,6 +16,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from goldset.schema.base import Record, utcnow
 from goldset.schema.manifest import JudgeCalibration
 
+#: The judge's vocabulary, shared by its reply schemas (:mod:`goldset.evaluation.judge`) and the stored verdicts.
+#: A claim against the retrieved contexts:
+Verdict = Literal["supported", "contradicted", "not_found"]
+#: A claim against the reference answer:
+ReferenceVerdict = Literal["agrees", "contradicts", "not_in_reference"]
+#: What the answer did with the question:
+Stance = Literal["answered", "declined", "hedged"]
+
 
 class _Part(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -120,15 +128,13 @@ class JudgedClaim(_Part):
     """One atomic claim of the answer with the judge's verdicts."""
 
     claim: str = Field(description="The claim, in the answer's language.")
-    verdict: Literal["supported", "contradicted", "not_found"] = Field(
-        description="Against the retrieved contexts the judge read."
-    )
+    verdict: Verdict = Field(description="Against the retrieved contexts the judge read.")
     context: int | None = Field(None, description="1-based rank of the context supporting or contradicting it.")
     quote: str = Field("", description="The judge's verbatim quote of that context.")
     quote_verified: bool | None = Field(
         None, description="The quote occurs in that context (normalised text); None when there is no quote."
     )
-    reference: Literal["agrees", "contradicts", "not_in_reference"] | None = Field(
+    reference: ReferenceVerdict | None = Field(
         None, description="Against the reference answer; None without one (unanswerable pairs)."
     )
 
@@ -159,9 +165,7 @@ class SampleJudgement(_Part):
         default_factory=list, description="Questions the judge wrote back from the answer (embedding relevancy)."
     )
     contexts: list[JudgedContext] | None = Field(None, description="Per retrieved context: relevant or not.")
-    stance: Literal["answered", "declined", "hedged"] | None = Field(
-        None, description="Whether the answer answered, declined or hedged."
-    )
+    stance: Stance | None = Field(None, description="Whether the answer answered, declined or hedged.")
     stance_reason: str = Field("", description="Why.")
     failed: dict[str, str] = Field(
         default_factory=dict,

@@ -15,19 +15,16 @@ judge cited something its source does not hold.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from goldset.evaluation.metrics.judge import ClaimTally
-from goldset.schema.runs import JudgedClaim
+from goldset.schema.runs import JudgedClaim, ReferenceVerdict, Verdict
 from goldset.text import normalize
 
 PROMPT_ID = "judge_claims"
 SCHEMA_NAME = "judge_claims"
-
-Verdict = Literal["supported", "contradicted", "not_found"]
-ReferenceVerdict = Literal["agrees", "contradicts", "not_in_reference"]
 
 
 def _token(value: Any) -> Any:

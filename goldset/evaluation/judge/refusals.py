@@ -9,11 +9,9 @@ the no-LLM measure, so a run shows both and a reader sees where the patterns mis
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-Stance = Literal["answered", "declined", "hedged"]
+from goldset.schema.runs import Stance
 
 
 class StanceVerdict(BaseModel):
