@@ -110,3 +110,16 @@ def select_pairs(dataset: Dataset) -> tuple[list[QAPair], str | None]:
         where = dataset.path or "dataset"
         raise InputError(f"{where}: no pairs to evaluate (every pair is rejected or retired)")
     return sorted(chosen, key=lambda p: p.id), note
+
+
+def pairs_to_evaluate(dataset: Dataset, sample: int | None = None, seed: int = 0) -> tuple[list[QAPair], list[str]]:
+    """The pairs an evaluation scores (:func:`select_pairs`, then a stratified subset of ``sample`` of them with
+    ``seed``), and notes for the user. :func:`goldset.evaluate` and the judge's estimate choose them here."""
+    from goldset.evaluation.sampling import stratified_sample
+
+    pairs, note = select_pairs(dataset)
+    notes = [note] if note else []
+    if sample is not None:
+        pairs = stratified_sample(pairs, sample, seed)
+        notes.append(f"stratified sample: {len(pairs)} questions (seed {seed}), every question type represented")
+    return pairs, notes

@@ -217,7 +217,6 @@ def evaluate(
     from goldset.evaluation.judge.runner import judge_run, prepare_judge, same_model_notes
     from goldset.evaluation.run_files import missing_sample, paused_gc
     from goldset.evaluation.runs import SampleStore, git_revision, make_run_id, write_run
-    from goldset.evaluation.sampling import stratified_sample
     from goldset.evaluation.scoring import MISSING, ScoringAhead, score_run, scoring_processes, summarize
     from goldset.schema import RunMeta
     from goldset.schema.base import utcnow
@@ -245,12 +244,8 @@ def evaluate(
     if note:
         notes.append(note)
 
-    pairs, note = datasets.select_pairs(data)
-    if note:
-        notes.append(note)
-    if sample is not None:
-        pairs = stratified_sample(pairs, sample, seed)
-        notes.append(f"stratified sample: {len(pairs)} questions (seed {seed}), every question type represented")
+    pairs, chosen = datasets.pairs_to_evaluate(data, sample, seed)
+    notes += chosen
 
     runs_dir = runs_folder(ws, settings)
     # The judge is resolved before the system runs: a missing endpoint fails now, and the judge model and prompt

@@ -130,7 +130,6 @@ def estimate_judging(
     from goldset.evaluation.evaluator import judge_journal_path, runs_folder
     from goldset.evaluation.judge.runner import prepare_judge
     from goldset.evaluation.run_files import paused_gc, read_run_file
-    from goldset.evaluation.sampling import stratified_sample
     from goldset.llm import CallJournal
     from goldset.workspace import optional_workspace
 
@@ -149,9 +148,7 @@ def estimate_judging(
         return JudgeEstimate(enabled=False, reason=why)
     with paused_gc():
         data = dataset if isinstance(dataset, Dataset) else datasets.resolve_dataset(dataset, ws)
-    pairs, _ = datasets.select_pairs(data)
-    if sample is not None:
-        pairs = stratified_sample(pairs, sample, seed)
+    pairs, _ = datasets.pairs_to_evaluate(data, sample, seed)
     notes: list[str] = []
     samples: dict[str, Any]
     if run_file is not None:
