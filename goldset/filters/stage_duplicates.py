@@ -208,14 +208,11 @@ def journal_vectors(
     journal: CallJournal | None, model: str, everyone: Sequence[QAPair]
 ) -> list[list[float] | None]:
     """The questions' embeddings as the call journal holds them (None where it holds none); calls nothing."""
-    from goldset.llm.journal import call_key
+    from goldset.llm.embeddings import embedding_key, journal_vector
 
-    out: list[list[float] | None] = []
-    for p in everyone:  # the embedder's own journal keys (goldset.llm.embeddings)
-        key = call_key(model, [{"role": "embed", "content": p.question}], {}, {"kind": "embedding"})
-        got = journal.get(key) if journal is not None else None
-        out.append([float(x) for x in got.reply] if got is not None and isinstance(got.reply, list) else None)
-    return out
+    if journal is None:
+        return [None] * len(everyone)
+    return [journal_vector(journal, embedding_key(model, p.question)) for p in everyone]
 
 
 def judge_candidates_of(
