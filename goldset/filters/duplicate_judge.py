@@ -405,9 +405,10 @@ def replay(
     from pydantic import ValidationError
 
     out = Judged(scores={(c.i, c.j): c.score for c in found})
-    groups = batches(pairs, found, settings.batch)
-    for batch, key in zip(groups, call_keys(pairs, found, settings, endpoint, prompt), strict=True):
-        entry = journal.get(key) if journal is not None else None
+    if journal is None:
+        return out
+    for batch in batches(pairs, found, settings.batch):
+        entry = journal.get(batch_key(pairs, batch, endpoint, prompt))
         if entry is None:
             continue
         try:
@@ -419,20 +420,18 @@ def replay(
     return out
 
 
+def batch_key(pairs: Sequence[QAPair], batch: Sequence[Candidate], endpoint: Endpoint, prompt: Prompt) -> str:
+    """The journal key of the call :func:`judge` makes about ``batch``."""
+    from goldset.llm.client import request_key
+
+    return request_key(endpoint, render_messages(pairs, batch, prompt), judgement_model(len(batch)))
+
+
 def call_keys(
     pairs: Sequence[QAPair], found: Sequence[Candidate], settings: JudgeSettings, endpoint: Endpoint, prompt: Prompt
 ) -> list[str]:
     """The journal key of every call :func:`judge` would make (for estimates: which ones the journal holds)."""
-    from goldset.hashing import canonical_json
-    from goldset.llm.journal import call_key_from_json
-    from goldset.llm.structured import schema_json_text
-
-    params = {"temperature": endpoint.settings.temperature, "seed": None, "max_tokens": endpoint.settings.max_tokens}
-    keys = []
-    for b in batches(pairs, found, settings.batch):
-        messages = canonical_json(render_messages(pairs, b, prompt))
-        keys.append(call_key_from_json(endpoint.model, messages, schema_json_text(judgement_model(len(b))), params))
-    return keys
+    return [batch_key(pairs, b, endpoint, prompt) for b in batches(pairs, found, settings.batch)]
 
 
 def cached_calls(keys: Sequence[str], journal: CallJournal | None) -> int:
