@@ -40,6 +40,8 @@ from goldset.filters.textsim import canonical, content_units
 from goldset.hashing import short_hash
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from goldset.llm import CallJournal, Endpoint, LLMClient
     from goldset.prompts import Prompt
     from goldset.schema import QAPair
@@ -160,6 +162,12 @@ class JudgePlan:
         return {"judge_model": self.endpoint.model, "judge_prompt": self.prompt.hash}
 
 
+def order_keys(pairs: Sequence[QAPair]) -> list[str]:
+    """Each pair's place in the fixed order (canonical question, then id) that breaks candidate ties and anchors
+    batches, so neither depends on the file's order."""
+    return [f"{canonical(p.question)}\x1f{p.id}" for p in pairs]
+
+
 # -- candidates ----------------------------------------------------------------------------------------------------
 def lexical_candidates(
     texts: Sequence[str], groups: Sequence[str], keys: Sequence[str], top_k: int, min_similarity: float
@@ -204,6 +212,19 @@ def lexical_candidates(
     return out
 
 
+def unit_rows(vectors: Sequence[Sequence[float] | None]) -> tuple[list[int], np.ndarray | None]:
+    """The indices of the vectors given (not None, not empty) and those vectors scaled to unit length, one per
+    row (float32): their products are cosines. None instead of the matrix when fewer than two are given."""
+    import numpy as np
+
+    present = [i for i, v in enumerate(vectors) if v is not None and len(v)]
+    if len(present) < 2:
+        return present, None
+    mat = np.asarray([vectors[i] for i in present], dtype=np.float32)
+    norms = np.linalg.norm(mat, axis=1, keepdims=True)
+    return present, mat / np.where(norms == 0, 1.0, norms)
+
+
 def embedding_candidates(
     vectors: Sequence[Sequence[float] | None],
     keys: Sequence[str],
@@ -218,12 +239,11 @@ def embedding_candidates(
     """
     import numpy as np
 
-    present = [i for i, v in enumerate(vectors) if v is not None and len(v)]
-    if top_k <= 0 or len(present) < 2:
+    if top_k <= 0:
         return {}
-    mat = np.asarray([vectors[i] for i in present], dtype=np.float32)
-    norms = np.linalg.norm(mat, axis=1, keepdims=True)
-    mat = mat / np.where(norms == 0, 1.0, norms)
+    present, mat = unit_rows(vectors)
+    if mat is None:
+        return {}
     out: dict[Pair, float] = {}
     block = max(16, min(2048, 2**24 // len(present)))  # rows per block: at most ~64 MB of float32 similarities
     k = min(top_k, len(present) - 1)
@@ -268,7 +288,7 @@ def candidates(
     embeddings, if any; ``skip(i, j)``: pairs not to judge (identical questions, two released pairs). Sorted by
     (i, j).
     """
-    keys = [f"{canonical(p.question)}\x1f{p.id}" for p in pairs]
+    keys = order_keys(pairs)
     texts = [f"{p.question}\n{p.answer}" for p in pairs]
     found: dict[Pair, tuple[float, set[str]]] = {}
 
@@ -303,7 +323,7 @@ def batches(pairs: Sequence[QAPair], found: Sequence[Candidate], size: int) -> l
     go in sorted order, a batch closes when the next anchor's pairs would overflow it or after an anchor whose
     hash is 0 modulo :data:`_BOUNDARY`, so inserting a pair re-forms only the batches around its anchors.
     """
-    keys = [f"{canonical(p.question)}\x1f{p.id}" for p in pairs]
+    keys = order_keys(pairs)
     by_anchor: dict[str, list[tuple[str, Candidate]]] = {}
     for c in found:
         a, b = (c.i, c.j) if keys[c.i] <= keys[c.j] else (c.j, c.i)
