@@ -40,6 +40,8 @@ from goldset.filters.textsim import canonical, content_units
 from goldset.hashing import short_hash
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from goldset.llm import CallJournal, Endpoint, LLMClient
     from goldset.prompts import Prompt
     from goldset.schema import QAPair
@@ -160,6 +162,12 @@ class JudgePlan:
         return {"judge_model": self.endpoint.model, "judge_prompt": self.prompt.hash}
 
 
+def order_keys(pairs: Sequence[QAPair]) -> list[str]:
+    """Each pair's place in the fixed order (canonical question, then id) that breaks candidate ties and anchors
+    batches, so neither depends on the file's order."""
+    return [f"{canonical(p.question)}\x1f{p.id}" for p in pairs]
+
+
 # -- candidates ----------------------------------------------------------------------------------------------------
 def lexical_candidates(
     texts: Sequence[str], groups: Sequence[str], keys: Sequence[str], top_k: int, min_similarity: float
@@ -204,6 +212,19 @@ def lexical_candidates(
     return out
 
 
+def unit_rows(vectors: Sequence[Sequence[float] | None]) -> tuple[list[int], np.ndarray | None]:
+    """The indices of the vectors given (not None, not empty) and those vectors scaled to unit length, one per
+    row (float32): their products are cosines. None instead of the matrix when fewer than two are given."""
+    import numpy as np
+
+    present = [i for i, v in enumerate(vectors) if v is not None and len(v)]
+    if len(present) < 2:
+        return present, None
+    mat = np.asarray([vectors[i] for i in present], dtype=np.float32)
+    norms = np.linalg.norm(mat, axis=1, keepdims=True)
+    return present, mat / np.where(norms == 0, 1.0, norms)
+
+
 def embedding_candidates(
     vectors: Sequence[Sequence[float] | None],
     keys: Sequence[str],
@@ -218,12 +239,11 @@ def embedding_candidates(
     """
     import numpy as np
 
-    present = [i for i, v in enumerate(vectors) if v is not None and len(v)]
-    if top_k <= 0 or len(present) < 2:
+    if top_k <= 0:
         return {}
-    mat = np.asarray([vectors[i] for i in present], dtype=np.float32)
-    norms = np.linalg.norm(mat, axis=1, keepdims=True)
-    mat = mat / np.where(norms == 0, 1.0, norms)
+    present, mat = unit_rows(vectors)
+    if mat is None:
+        return {}
     out: dict[Pair, float] = {}
     block = max(16, min(2048, 2**24 // len(present)))  # rows per block: at most ~64 MB of float32 similarities
     k = min(top_k, len(present) - 1)
@@ -268,7 +288,7 @@ def candidates(
     embeddings, if any; ``skip(i, j)``: pairs not to judge (identical questions, two released pairs). Sorted by
     (i, j).
     """
-    keys = [f"{canonical(p.question)}\x1f{p.id}" for p in pairs]
+    keys = order_keys(pairs)
     texts = [f"{p.question}\n{p.answer}" for p in pairs]
     found: dict[Pair, tuple[float, set[str]]] = {}
 
@@ -303,7 +323,7 @@ def batches(pairs: Sequence[QAPair], found: Sequence[Candidate], size: int) -> l
     go in sorted order, a batch closes when the next anchor's pairs would overflow it or after an anchor whose
     hash is 0 modulo :data:`_BOUNDARY`, so inserting a pair re-forms only the batches around its anchors.
     """
-    keys = [f"{canonical(p.question)}\x1f{p.id}" for p in pairs]
+    keys = order_keys(pairs)
     by_anchor: dict[str, list[tuple[str, Candidate]]] = {}
     for c in found:
         a, b = (c.i, c.j) if keys[c.i] <= keys[c.j] else (c.j, c.i)
@@ -405,9 +425,10 @@ def replay(
     from pydantic import ValidationError
 
     out = Judged(scores={(c.i, c.j): c.score for c in found})
-    groups = batches(pairs, found, settings.batch)
-    for batch, key in zip(groups, call_keys(pairs, found, settings, endpoint, prompt), strict=True):
-        entry = journal.get(key) if journal is not None else None
+    if journal is None:
+        return out
+    for batch in batches(pairs, found, settings.batch):
+        entry = journal.get(batch_key(pairs, batch, endpoint, prompt))
         if entry is None:
             continue
         try:
@@ -419,20 +440,18 @@ def replay(
     return out
 
 
+def batch_key(pairs: Sequence[QAPair], batch: Sequence[Candidate], endpoint: Endpoint, prompt: Prompt) -> str:
+    """The journal key of the call :func:`judge` makes about ``batch``."""
+    from goldset.llm.client import request_key
+
+    return request_key(endpoint, render_messages(pairs, batch, prompt), judgement_model(len(batch)))
+
+
 def call_keys(
     pairs: Sequence[QAPair], found: Sequence[Candidate], settings: JudgeSettings, endpoint: Endpoint, prompt: Prompt
 ) -> list[str]:
     """The journal key of every call :func:`judge` would make (for estimates: which ones the journal holds)."""
-    from goldset.hashing import canonical_json
-    from goldset.llm.journal import call_key_from_json
-    from goldset.llm.structured import schema_json_text
-
-    params = {"temperature": endpoint.settings.temperature, "seed": None, "max_tokens": endpoint.settings.max_tokens}
-    keys = []
-    for b in batches(pairs, found, settings.batch):
-        messages = canonical_json(render_messages(pairs, b, prompt))
-        keys.append(call_key_from_json(endpoint.model, messages, schema_json_text(judgement_model(len(b))), params))
-    return keys
+    return [batch_key(pairs, b, endpoint, prompt) for b in batches(pairs, found, settings.batch)]
 
 
 def cached_calls(keys: Sequence[str], journal: CallJournal | None) -> int:

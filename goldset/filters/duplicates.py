@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import Field, field_validator, model_validator
 
 from goldset.filters.base import CheckSettings, CheckSpec, verdict
-from goldset.filters.duplicate_judge import Judged, JudgeSettings
+from goldset.filters.duplicate_judge import Judged, JudgeSettings, unit_rows
 from goldset.filters.neardup import LSHParams, similar_texts
 from goldset.filters.textsim import identifier_tokens
 from goldset.schema import CheckResult, QAPair
@@ -82,12 +82,9 @@ def semantic_edges(vectors: Sequence[Sequence[float] | None], threshold: float) 
     """
     import numpy as np
 
-    present = [i for i, v in enumerate(vectors) if v is not None and len(v)]
-    if len(present) < 2:
+    present, mat = unit_rows(vectors)
+    if mat is None:
         return []
-    mat = np.asarray([vectors[i] for i in present], dtype=np.float32)
-    norms = np.linalg.norm(mat, axis=1, keepdims=True)
-    mat = mat / np.where(norms == 0, 1.0, norms)
     edges: list[tuple[int, int, float]] = []
     block = 2048
     for start in range(0, len(present), block):

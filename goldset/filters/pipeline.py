@@ -25,7 +25,6 @@ from goldset.filters.report import CheckCounts, FilterReport, count_verdicts
 from goldset.filters.run_state import FilterRun
 from goldset.filters.settings import FilterSettings
 from goldset.filters.stage_duplicates import (
-    JUDGE_DISABLED,
     NO_JUDGE_ENDPOINT,
     SKIPPED_NO_LLM,
     SKIPPED_NO_LLM_REPLAY,
@@ -135,7 +134,6 @@ def run_filters(
     dup_replay: JudgePlan | None = None  # --no-llm: the judge's verdicts the journal holds still count
     if duplicates.NAME in names:
         dup_judge, why = duplicate_judge_plan(ws, settings, use_llm)
-        keep_dup_verdicts = dup_judge is None and why != JUDGE_DISABLED
         if why == NO_JUDGE_ENDPOINT:
             report.skipped_checks["duplicate (judge)"] = (
                 "skipped: no judge endpoint configured; verdicts the judge made earlier stay, other pairs lexical only"
@@ -170,7 +168,6 @@ def run_filters(
                 semantic_endpoint=semantic_endpoint,
                 judge_plan=dup_judge,
                 replay_plan=dup_replay,
-                keep_judged=keep_dup_verdicts,
             )
         )
 

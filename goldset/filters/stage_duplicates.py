@@ -7,7 +7,8 @@ duplicate judge's calls go through the call journal, so an unchanged re-run send
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -106,20 +107,14 @@ def estimate_duplicate_judge(
     old = read_against(against) if against is not None else []
     everyone = duplicates.participants(live, old)
     out = DuplicateJudgeEstimate(enabled=True, model=plan.endpoint.model, pairs=len(live))
-    with CallJournalOrNone(ws) as journal:
-        vectors: list[list[float] | None] | None = None
-        model = plan.endpoint.embedding_model if (st.semantic or st.judge.embeddings) else None
-        if model:
-            vectors = journal_vectors(journal, model, everyone)
-            missing = sum(1 for v in vectors if v is None)
-            if missing:
-                out.notes.append(
-                    f"{missing} question(s) have no embedding in the journal yet: their embedding neighbours (up to "
-                    f"{st.judge.embedding_top_k} each) are not counted"
-                )
-        edges = duplicates.semantic_edges(vectors, st.semantic_threshold) if st.semantic and vectors else []
-        strict = duplicates.links(everyone, st, edges)
-        found = judge_candidates_of(everyone, len(live), st, strict, vectors)
+    with journal_or_none(ws) as journal:
+        _, vectors, _, found = journal_candidates(journal, plan.endpoint, everyone, len(live), st, semantic=st.semantic)
+        missing = sum(1 for v in vectors or () if v is None)
+        if missing:
+            out.notes.append(
+                f"{missing} question(s) have no embedding in the journal yet: their embedding neighbours (up to "
+                f"{st.judge.embedding_top_k} each) are not counted"
+            )
         keys = duplicate_judge.call_keys(everyone, found, st.judge, plan.endpoint, plan.prompt)
         out.candidates, out.calls = len(found), len(keys)
         out.cached = duplicate_judge.cached_calls(keys, journal)
@@ -149,73 +144,80 @@ async def run_duplicate_stage(
     semantic_endpoint: Endpoint | None = None,
     judge_plan: JudgePlan | None = None,
     replay_plan: JudgePlan | None = None,
-    keep_judged: bool = False,
 ) -> None:
     """Embeddings (when semantic duplicates are on, or the judge's endpoint has an embedding model), the strict
     links, the duplicate judge on candidate pairs (when planned), then the verdicts (:func:`run_duplicates`).
 
     ``replay_plan`` (``--no-llm`` with a judge endpoint configured): no call at all, but the verdicts the call
     journal holds for these candidates still count (:func:`goldset.filters.duplicate_judge.replay`), so a run
-    without the LLM does not undo what the judge found; nor does one without a journal or an endpoint: verdicts
-    the judge made stay (``keep_judged``, always on with a replay).
+    without the LLM does not undo what the judge found; nor does one without a journal or an endpoint: unless
+    the settings turn the judge off, verdicts it made stay (``keep_judged`` of :func:`run_duplicates`).
     """
     st = run.settings_of(duplicates.SPEC)
     everyone = duplicates.participants(live, against)
+    keep_judged = judge_plan is None and st.judge.enabled is not False
+    edges: Sequence[tuple[int, int, float]] = ()
+    judged: Judged | None
     if replay_plan is not None:
-        model = replay_plan.endpoint.embedding_model if st.judge.embeddings else None
-        with CallJournalOrNone(run.ws) as journal:
-            vectors = journal_vectors(journal, model, everyone) if model else None
-            strict = duplicates.links(everyone, st)
-            found = judge_candidates_of(everyone, len(live), st, strict, vectors)
-            held = duplicate_judge.replay(everyone, found, st.judge, replay_plan.endpoint, replay_plan.prompt, journal)
-        run_duplicates(
-            run, live, against, (), model, strict=strict, judged=held, judge_plan=replay_plan, keep_judged=True
-        )
-        return
-    embed_endpoint = semantic_endpoint
-    if embed_endpoint is None and judge_plan is not None and st.judge.embeddings:
-        embed_endpoint = judge_plan.endpoint if judge_plan.endpoint.embedding_model else None
-    vectors = await embed_questions(run, embed_endpoint, everyone) if embed_endpoint is not None else None
-    edges = duplicates.semantic_edges(vectors, st.semantic_threshold) if semantic_endpoint and vectors else []
-    strict = duplicates.links(everyone, st, edges)
-    judged = await judge_candidates(run, judge_plan, everyone, len(live), strict, vectors) if judge_plan else None
+        judge_plan, endpoint = replay_plan, replay_plan.endpoint
+        with journal_or_none(run.ws) as journal:
+            model, _, strict, found = journal_candidates(journal, endpoint, everyone, len(live), st, semantic=False)
+            judged = duplicate_judge.replay(everyone, found, st.judge, endpoint, replay_plan.prompt, journal)
+    else:
+        embed_endpoint = semantic_endpoint
+        if embed_endpoint is None and judge_plan is not None and st.judge.embeddings:
+            embed_endpoint = judge_plan.endpoint if judge_plan.endpoint.embedding_model else None
+        vectors = await embed_questions(run, embed_endpoint, everyone) if embed_endpoint is not None else None
+        if semantic_endpoint and vectors:
+            edges = duplicates.semantic_edges(vectors, st.semantic_threshold)
+        strict = duplicates.links(everyone, st, edges)
+        judged = await judge_candidates(run, judge_plan, everyone, len(live), strict, vectors) if judge_plan else None
+        model = embed_endpoint.embedding_model if embed_endpoint else None
     run_duplicates(
-        run, live, against, edges, embed_endpoint.embedding_model if embed_endpoint else None, strict=strict,
-        judged=judged, judge_plan=judge_plan, keep_judged=keep_judged and judge_plan is None,
-    )  # fmt: skip
+        run, live, against, edges, model, strict=strict, judged=judged, judge_plan=judge_plan, keep_judged=keep_judged
+    )
 
 
-class CallJournalOrNone:
-    """``with CallJournalOrNone(ws) as journal``: the workspace's call journal if it exists, else None (reading
-    must not create one)."""
+@contextmanager
+def journal_or_none(ws: Workspace) -> Iterator[CallJournal | None]:
+    """``with journal_or_none(ws) as journal``: the workspace's call journal if it exists, else None (reading must
+    not create one)."""
+    from goldset.llm import CallJournal
 
-    def __init__(self, ws: Workspace) -> None:
-        self.ws = ws
-        self.journal: CallJournal | None = None
-
-    def __enter__(self) -> CallJournal | None:
-        from goldset.llm import CallJournal
-
-        self.journal = CallJournal(self.ws.cache_path) if self.ws.cache_path.exists() else None
-        return self.journal
-
-    def __exit__(self, *exc: object) -> None:
-        if self.journal is not None:
-            self.journal.close()
+    if not ws.cache_path.exists():
+        yield None
+        return
+    with CallJournal(ws.cache_path) as journal:
+        yield journal
 
 
 def journal_vectors(
     journal: CallJournal | None, model: str, everyone: Sequence[QAPair]
 ) -> list[list[float] | None]:
     """The questions' embeddings as the call journal holds them (None where it holds none); calls nothing."""
-    from goldset.llm.journal import call_key
+    from goldset.llm.embeddings import embedding_key, journal_vector
 
-    out: list[list[float] | None] = []
-    for p in everyone:  # the embedder's own journal keys (goldset.llm.embeddings)
-        key = call_key(model, [{"role": "embed", "content": p.question}], {}, {"kind": "embedding"})
-        got = journal.get(key) if journal is not None else None
-        out.append([float(x) for x in got.reply] if got is not None and isinstance(got.reply, list) else None)
-    return out
+    if journal is None:
+        return [None] * len(everyone)
+    return [journal_vector(journal, embedding_key(model, p.question)) for p in everyone]
+
+
+def journal_candidates(
+    journal: CallJournal | None,
+    endpoint: Endpoint,
+    everyone: Sequence[QAPair],
+    n_own: int,
+    st: duplicates.Settings,
+    *,
+    semantic: bool,
+) -> tuple[str | None, list[list[float] | None] | None, duplicates.Links, list[duplicate_judge.Candidate]]:
+    """The embedding model, the questions' vectors as the journal holds them, the strict links (with semantic
+    links when ``semantic``) and the judge's candidates, calling nothing: for an estimate, and for a replay."""
+    model = endpoint.embedding_model if (semantic or st.judge.embeddings) else None
+    vectors = journal_vectors(journal, model, everyone) if model else None
+    edges = duplicates.semantic_edges(vectors, st.semantic_threshold) if semantic and vectors else []
+    strict = duplicates.links(everyone, st, edges)
+    return model, vectors, strict, judge_candidates_of(everyone, n_own, st, strict, vectors)
 
 
 def judge_candidates_of(

@@ -25,8 +25,6 @@ if TYPE_CHECKING:
     from goldset.llm import Endpoint, LLMClient
     from goldset.prompts import Prompt
 
-#: Statuses whose pass/reject the filters decide; review owns the others.
-
 
 @dataclass
 class LLMPlan:

@@ -113,16 +113,11 @@ def estimate(
 def _cached_plans(ws: Workspace, endpoint: Endpoint, plans: Sequence[CallPlan], settings: GenerateSettings) -> set[int]:
     """Indexes of the plans whose call the journal already holds, keyed exactly as the client keys a call
     (model, messages, schema, sampling parameters); a test pins the two together."""
-    from goldset.llm import CallJournal, call_key
-    from goldset.llm.structured import schema_json
+    from goldset.llm import CallJournal
+    from goldset.llm.client import request_key
 
-    params = {
-        "temperature": endpoint.settings.temperature,
-        "seed": settings.seed,
-        "max_tokens": endpoint.settings.max_tokens,
-    }
     with CallJournal(ws.cache_path) as journal:
         return {
             i for i, p in enumerate(plans)
-            if journal.get(call_key(endpoint.model, p.messages(), schema_json(p.reply_model), params))
+            if journal.get(request_key(endpoint, p.messages(), p.reply_model, seed=settings.seed))
         }  # fmt: skip

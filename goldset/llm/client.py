@@ -33,7 +33,7 @@ import dataclasses
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -63,6 +63,39 @@ DEFAULT_COMPLETION_ESTIMATE = 512
 REPAIR_ECHO_CHARS = 6000
 _NEXT_MODE = {"json_schema": "json_object", "json_object": "text"}
 _RANK = {"json_schema": 0, "json_object": 1, "text": 2}
+
+
+def _request(
+    endpoint: Endpoint,
+    messages: Sequence[Mapping[str, str]],
+    schema: type[BaseModel],
+    temperature: float | None,
+    seed: int | None,
+    max_tokens: int | None,
+) -> tuple[str, str, dict[str, Any]]:
+    """A structured call's journal key, its messages' canonical JSON and its sampling parameters (the endpoint's
+    where not given)."""
+    params = {
+        "temperature": endpoint.settings.temperature if temperature is None else temperature,
+        "seed": seed,
+        "max_tokens": max_tokens if max_tokens is not None else endpoint.settings.max_tokens,
+    }
+    messages_json = canonical_json([dict(m) for m in messages])  # encoded once: the key and the journal
+    return call_key_from_json(endpoint.model, messages_json, schema_json_text(schema), params), messages_json, params
+
+
+def request_key(
+    endpoint: Endpoint,
+    messages: Sequence[Mapping[str, str]],
+    schema: type[BaseModel],
+    *,
+    temperature: float | None = None,
+    seed: int | None = None,
+    max_tokens: int | None = None,
+) -> str:
+    """The journal key :meth:`LLMClient.complete_json` gives this call (for estimates: which calls the journal
+    holds, calling nothing)."""
+    return _request(endpoint, messages, schema, temperature, seed, max_tokens)[0]
 
 
 @dataclass
@@ -149,13 +182,7 @@ class LLMClient:
     ) -> CallResult[T]:
         """One structured call: cached reply if the journal has one, else the endpoint (see module docstring)."""
         self.policy.check()
-        params = {
-            "temperature": self.settings.temperature if temperature is None else temperature,
-            "seed": seed,
-            "max_tokens": max_tokens if max_tokens is not None else self.settings.max_tokens,
-        }
-        messages_json = canonical_json([dict(m) for m in messages])  # encoded once: the key and the journal
-        key = call_key_from_json(self.endpoint.model, messages_json, schema_json_text(schema), params)
+        key, messages_json, params = _request(self.endpoint, messages, schema, temperature, seed, max_tokens)
         cached = self._from_cache(key, schema)
         if cached is not None:
             return cached

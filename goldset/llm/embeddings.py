@@ -22,6 +22,17 @@ if TYPE_CHECKING:
 log = logging.getLogger("goldset.llm")
 
 
+def embedding_key(model: str, text: str) -> str:
+    """The call journal's key of one text's embedding by ``model``."""
+    return call_key(model, [{"role": "embed", "content": text}], {}, {"kind": "embedding"})
+
+
+def journal_vector(journal: CallJournal, key: str) -> list[float] | None:
+    """The embedding the journal holds under ``key`` (:func:`embedding_key`), or None."""
+    entry = journal.get(key)
+    return [float(x) for x in entry.reply] if entry is not None and isinstance(entry.reply, list) else None
+
+
 class Embedder:
     """The embeddings half of one client; it shares the client's transport, pool, policy, journal and counters."""
 
@@ -53,13 +64,12 @@ class Embedder:
                 f"endpoint {self.endpoint}: no embedding model; set GOLDSET_EMBEDDING_MODEL or "
                 f"llm.endpoints.{self.endpoint.name}.embedding_model"
             )
-        keys = [call_key(model, [{"role": "embed", "content": t}], {}, {"kind": "embedding"}) for t in texts]
+        keys = [embedding_key(model, t) for t in texts]
         out: list[list[float] | None] = [None] * len(texts)
         todo: list[int] = []
         for i, key in enumerate(keys):
-            entry = self.journal.get(key) if (self.use_cache and self.journal is not None) else None
-            if entry is not None and isinstance(entry.reply, list):
-                out[i] = [float(x) for x in entry.reply]
+            out[i] = journal_vector(self.journal, key) if (self.use_cache and self.journal is not None) else None
+            if out[i] is not None:
                 self.stats.cache_hits += 1
             else:
                 todo.append(i)
