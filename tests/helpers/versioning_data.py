@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from goldset.io import read_jsonl, write_jsonl
 from goldset.kb import ingest, load_chunks
 from goldset.schema import Chunk, Evidence, PairStatus, Provenance, QAPair, QuestionType, pair_id
@@ -24,6 +26,13 @@ GIT_IDENTITY = {
     "GIT_COMMITTER_NAME": "goldset tests",
     "GIT_COMMITTER_EMAIL": "tests@goldset.invalid",
 }
+
+
+def release_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The environment of a release test: a git identity, and a goldset cache inside ``tmp_path``."""
+    for name, value in GIT_IDENTITY.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("GOLDSET_CACHE_DIR", str(tmp_path / "goldset-cache"))
 
 
 def git(cwd: Path, *args: str) -> str:
