@@ -117,6 +117,19 @@ def kb_chunks(ws: Workspace) -> list[Chunk]:
     return load_chunks(ws)
 
 
+def clone_like_ci(dest: Path) -> Path:
+    """This repository at the commit under test, cloned into ``dest`` the way CI clones it: without tags (the test
+    is skipped when this is not a git checkout)."""
+    if not (REPO_ROOT / ".git").exists():
+        pytest.skip("not a git checkout of goldset (an sdist?): nothing to clone")
+    head = git(REPO_ROOT, "rev-parse", "HEAD")
+    git(dest.parent, "clone", "-q", "--no-tags", "--no-checkout", str(REPO_ROOT), str(dest))
+    if subprocess.run(["git", "cat-file", "-e", head], cwd=dest, capture_output=True).returncode != 0:
+        git(dest, "fetch", "-q", "--no-tags", "origin", head)  # a detached HEAD no branch points at
+    git(dest, "checkout", "-q", head)
+    return dest
+
+
 def clone(src: Path, dest: Path, *args: str) -> Path:
     git(src.parent, "clone", "-q", *args, str(src) if "--depth" not in args else src.as_uri(), str(dest))
     return dest
