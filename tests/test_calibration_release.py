@@ -20,12 +20,12 @@ from tests.helpers.calibration_data import ALL
 from tests.helpers.fake_openai import FakeOpenAI
 from tests.helpers.judge_responders import marker_judge
 from tests.helpers.versioning_data import (
-    GIT_IDENTITY,
     KB,
     hand_pairs,
     kb_chunks,
     make_workspace,
     read_pairs,
+    release_env,
     write_pairs,
 )
 
@@ -34,9 +34,7 @@ runner = CliRunner()
 
 @pytest.fixture(autouse=True)
 def _env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for name, value in GIT_IDENTITY.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setenv("GOLDSET_CACHE_DIR", str(tmp_path / "goldset-cache"))
+    release_env(tmp_path, monkeypatch)
 
 
 def _decided(pair: QAPair, n: int, *, grounded: bool, judge_doubts: bool) -> QAPair:

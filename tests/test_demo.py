@@ -17,20 +17,13 @@ import pytest
 
 from goldset.versioning.record import parse_record
 from tests.helpers.fake_openai import FakeOpenAI
-from tests.helpers.versioning_data import REPO_ROOT, git
+from tests.helpers.versioning_data import REPO_ROOT, clone_like_ci, git
 
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.CompletedProcess[str]]:
     """This repository at HEAD cloned without tags, with the working tree's demo.sh, after one `demo.sh` run."""
-    if not (REPO_ROOT / ".git").exists():
-        pytest.skip("not a git checkout of goldset (an sdist?): nothing to clone")
-    head = git(REPO_ROOT, "rev-parse", "HEAD")
-    clone = tmp_path_factory.mktemp("demo") / "goldset"
-    git(clone.parent, "clone", "-q", "--no-tags", "--no-checkout", str(REPO_ROOT), str(clone))
-    if subprocess.run(["git", "cat-file", "-e", head], cwd=clone, capture_output=True).returncode != 0:
-        git(clone, "fetch", "-q", "--no-tags", "origin", head)
-    git(clone, "checkout", "-q", head)
+    clone = clone_like_ci(tmp_path_factory.mktemp("demo") / "goldset")
     shutil.copyfile(REPO_ROOT / "examples" / "demo.sh", clone / "examples" / "demo.sh")  # the script under test
     assert git(clone, "tag", "-l") == "" and not (clone / "data").exists()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "GOLDSET_", "DEMO_"))}

@@ -24,12 +24,12 @@ from tests.helpers.fake_openai import FakeOpenAI, schema_name_of
 from tests.helpers.judge_responders import groundedness_responder
 from tests.helpers.responders import parse_prompt, qa_responder
 from tests.helpers.versioning_data import (
-    GIT_IDENTITY,
     KB,
     copy_docs,
     kb_chunks,
     make_workspace,
     read_pairs,
+    release_env,
     write_pairs,
 )
 
@@ -47,9 +47,7 @@ runner = CliRunner()
 
 @pytest.fixture(autouse=True)
 def _env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for name, value in GIT_IDENTITY.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setenv("GOLDSET_CACHE_DIR", str(tmp_path / "goldset-cache"))
+    release_env(tmp_path, monkeypatch)
 
 
 @pytest.fixture

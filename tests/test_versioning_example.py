@@ -17,7 +17,7 @@ from goldset.evaluation.evaluator import evaluate
 from goldset.schema import QuestionType
 from goldset.versioning.load import load, load_dataset, resolve_dataset_version, versions
 from goldset.versioning.record import parse_record
-from tests.helpers.versioning_data import REPO_ROOT, git
+from tests.helpers.versioning_data import REPO_ROOT, clone_like_ci, git
 
 VERSION = "v0.2.0"
 FIRST = "v0.1.0"
@@ -26,14 +26,7 @@ FIRST = "v0.1.0"
 @pytest.fixture(scope="module")
 def ci_clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """This repository at the commit under test, cloned without tags into a temp folder."""
-    if not (REPO_ROOT / ".git").exists():
-        pytest.skip("not a git checkout of goldset (an sdist?): nothing to clone")
-    head = git(REPO_ROOT, "rev-parse", "HEAD")
-    dest = tmp_path_factory.mktemp("ci") / "goldset"
-    git(dest.parent, "clone", "-q", "--no-tags", "--no-checkout", str(REPO_ROOT), str(dest))
-    if subprocess.run(["git", "cat-file", "-e", head], cwd=dest, capture_output=True).returncode != 0:
-        git(dest, "fetch", "-q", "--no-tags", "origin", head)  # a detached HEAD no branch points at
-    git(dest, "checkout", "-q", head)
+    dest = clone_like_ci(tmp_path_factory.mktemp("ci") / "goldset")
     assert git(dest, "tag", "-l") == ""
     assert not (dest / ".dvc" / "cache").exists() and not (dest / "data").exists()
     return dest

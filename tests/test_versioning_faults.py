@@ -18,7 +18,6 @@ from goldset.versioning.load import UnknownVersion, load
 from goldset.versioning.release import ManualEdit, VersionExists, release
 from goldset.workspace import Workspace, init_workspace
 from tests.helpers.versioning_data import (
-    GIT_IDENTITY,
     KB,
     clone,
     dvc,
@@ -27,6 +26,7 @@ from tests.helpers.versioning_data import (
     kb_chunks,
     make_workspace,
     read_pairs,
+    release_env,
     snapshot_state,
     write_pairs,
 )
@@ -36,9 +36,7 @@ runner = CliRunner()
 
 @pytest.fixture(autouse=True)
 def _env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for name, value in GIT_IDENTITY.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setenv("GOLDSET_CACHE_DIR", str(tmp_path / "goldset-cache"))
+    release_env(tmp_path, monkeypatch)
 
 
 @pytest.fixture

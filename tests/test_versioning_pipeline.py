@@ -19,14 +19,12 @@ from goldset.workspace import Workspace, init_workspace, workspace_status
 from tests.helpers.fake_openai import FakeOpenAI
 from tests.helpers.judge_responders import groundedness_responder
 from tests.helpers.responders import qa_responder
-from tests.helpers.versioning_data import GIT_IDENTITY, KB, copy_docs, dvc, git, hand_pairs, kb_chunks, write_pairs
+from tests.helpers.versioning_data import KB, copy_docs, dvc, git, hand_pairs, kb_chunks, release_env, write_pairs
 
 
 @pytest.fixture(autouse=True)
 def _env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for name, value in GIT_IDENTITY.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setenv("GOLDSET_CACHE_DIR", str(tmp_path / "goldset-cache"))
+    release_env(tmp_path, monkeypatch)
 
 
 def _goldset_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -28,7 +28,6 @@ from goldset.versioning.load import (
 from goldset.versioning.release import NothingToRelease, VersionExists, release
 from goldset.workspace import Workspace
 from tests.helpers.versioning_data import (
-    GIT_IDENTITY,
     KB,
     clone,
     git,
@@ -36,6 +35,7 @@ from tests.helpers.versioning_data import (
     kb_chunks,
     make_workspace,
     read_pairs,
+    release_env,
     snapshot_state,
     write_pairs,
 )
@@ -45,9 +45,7 @@ runner = CliRunner()
 
 @pytest.fixture(autouse=True)
 def _env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    for name, value in GIT_IDENTITY.items():
-        monkeypatch.setenv(name, value)
-    monkeypatch.setenv("GOLDSET_CACHE_DIR", str(tmp_path / "goldset-cache"))
+    release_env(tmp_path, monkeypatch)
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ from goldset.cli._common import ProgressDisplay, WorkspaceOption, console
 
 if TYPE_CHECKING:
     from goldset.review.calibration import CalibrationReport
-    from goldset.schema.manifest import JudgeAgreement, JudgeCalibration
 
 app = typer.Typer()
 group = typer.Typer(
@@ -48,22 +47,13 @@ def calibrate(
     _print(report)
 
 
-def _kappa(a: JudgeAgreement, c: JudgeCalibration) -> str:
-    from goldset.schema.manifest import kappa_strength
-
-    if a.pairs < c.min_pairs:
-        return "too few pairs"
-    if a.kappa is None or len(a.expert_labels) < 2:
-        return "n/a: one expert label"
-    return f"{a.kappa:.2f} ({kappa_strength(a.kappa)})"
-
-
 def _print(r: CalibrationReport) -> None:
     import statistics
 
     from rich.table import Table
 
     from goldset.review.calibration import LEFT_OUT, RULES
+    from goldset.schema.manifest import calibration_summary, kappa_strength
 
     c = r.calibration
     out = console()
@@ -85,11 +75,13 @@ def _print(r: CalibrationReport) -> None:
     for col in ("group", "pairs", "accuracy", "Cohen's kappa", "both grounded", "false alarms", "missed",
                 "both not grounded"):  # fmt: skip
         table.add_column(col, justify="left" if col in ("group", "Cohen's kappa") else "right", no_wrap=True)
-    rows = [("all", c.overall)] + [(f"language {k}", a) for k, a in c.by_language.items()]
-    rows += [(f"type {k}", a) for k, a in c.by_question_type.items()]
-    for name, a in rows:
-        acc = "-" if a.accuracy is None else f"{a.accuracy:.0%}"
-        table.add_row(name, str(a.pairs), acc, _kappa(a, c), str(a.both_grounded), str(a.false_alarms),
+    summary = calibration_summary(c)
+    for row in summary.rows if summary is not None else []:
+        a = row.agreement
+        acc = "-" if row.accuracy is None else f"{row.accuracy:.0%}"
+        kappa = ("too few pairs" if row.too_few else "n/a: one expert label" if row.kappa is None
+                 else f"{row.kappa:.2f} ({kappa_strength(row.kappa)})")  # fmt: skip
+        table.add_row(row.group, str(row.pairs), acc, kappa, str(a.both_grounded), str(a.false_alarms),
                       str(a.missed), str(a.both_not_grounded))  # fmt: skip
     out.print(table)
     out.print("  false alarm: the expert found the answer grounded, the judge did not; missed: the other way round "

@@ -175,12 +175,12 @@ def run_filter(ws: Workspace, report: BuildReport, rec: StageRecord, *, use_llm:
 
 def run_sample(ws: Workspace, report: BuildReport, rec: StageRecord, *, fraction: float | None,
                size: int | None) -> None:  # fmt: skip
-    from goldset.review import store
+    from goldset.generation.selection import read_existing
     from goldset.review.sampling import sample, waiting
 
     if _no_pairs(ws, rec):
         return
-    open_ = waiting(store.load(ws).pairs)
+    open_ = waiting(read_existing(ws))
     if open_:
         rounds = sorted({p.review.round for p in open_ if p.review.round is not None})
         rec.status = "unchanged"
@@ -202,12 +202,12 @@ def run_sample(ws: Workspace, report: BuildReport, rec: StageRecord, *, fraction
 
 def run_review(ws: Workspace, report: BuildReport, rec: StageRecord, target: ReviewTarget,
                export_path: Path | str | None, *, progress: ProgressCallback | None) -> None:  # fmt: skip
-    from goldset.review import store
+    from goldset.generation.selection import read_existing
     from goldset.review.sampling import waiting
 
     if _no_pairs(ws, rec):
         return
-    todo = waiting(store.load(ws).pairs)
+    todo = waiting(read_existing(ws))
     if target == "none":
         rec.status = "skipped"
         rec.counts = {"waiting": len(todo)}
@@ -255,11 +255,11 @@ def run_release(ws: Workspace, report: BuildReport, rec: StageRecord, version: s
         rec.status = "skipped"
         rec.summary = "not asked: review, pull the decisions, then goldset build --release VERSION -m MESSAGE"
         return
-    from goldset.review import store
+    from goldset.generation.selection import read_existing
     from goldset.review.sampling import waiting
     from goldset.versioning.release import release
 
-    undecided = len(waiting(store.load(ws).pairs)) if ws.pairs_path.exists() else 0
+    undecided = len(waiting(read_existing(ws)))
     r = release(version, message=message or "", ws=ws, progress=progress)
     report.release = r
     m = r.manifest

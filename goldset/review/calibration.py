@@ -213,8 +213,9 @@ def _check_criteria(ws: Workspace, config_file: str, settings: CalibrationSettin
             )
 
 
-def _read_manifest(ws: Workspace) -> Manifest:
-    """The workspace's manifest, read before any call (a dataset folder without one gets one built from its files)."""
+def _read_manifest(ws: Workspace, pairs: list[QAPair]) -> Manifest:
+    """The workspace's manifest, read before any call (a dataset folder without one gets one built from its files;
+    ``pairs``: its pairs file, already read)."""
     from goldset.dataset import build_manifest
     from goldset.hashing import sha256_hex
     from goldset.io import read_json, read_jsonl
@@ -228,7 +229,7 @@ def _read_manifest(ws: Workspace) -> Manifest:
     files = {n: sha256_hex((ws.data_dir / n).read_bytes()) for n in (PAIRS_FILE, CHUNKS_FILE)
              if (ws.data_dir / n).is_file()}  # fmt: skip
     chunks = read_jsonl(chunks_path, Chunk) if chunks_path.is_file() else []
-    return build_manifest(read_jsonl(ws.pairs_path, QAPair), chunks, files=files)
+    return build_manifest(pairs, chunks, files=files)
 
 
 def calibrate(
@@ -283,7 +284,7 @@ def calibrate(
             f"supported ({why}); reviewers tick the criterion {cal.criterion!r} (see labeling/guidelines)"
         )
 
-    manifest = _read_manifest(workspace)
+    manifest = _read_manifest(workspace, pairs)
 
     # 2. The judge: the endpoint and prompt of the filters (an EndpointError here, before any call).
     endpoint = resolve_endpoint(workspace, "judge")

@@ -17,7 +17,6 @@ file is put back, the commit is undone and no tag is made: a tag always names pu
 
 from __future__ import annotations
 
-import math
 import re
 import time
 from collections.abc import Iterable
@@ -205,11 +204,10 @@ def review_stats(pairs: list[QAPair], base: ReviewSampleStats | None) -> ReviewS
     rejected = sum(1 for p in reviewed if p.review.outcome == "rejected")
     rate = low = high = None
     if reviewed:
-        n, k, z = len(reviewed), accepted + edited, 1.96
-        rate = k / n
-        centre = (rate + z * z / (2 * n)) / (1 + z * z / n)
-        half = z * math.sqrt(rate * (1 - rate) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-        low, high = max(0.0, centre - half), min(1.0, centre + half)
+        from goldset.review.estimate import wilson
+
+        rate = (accepted + edited) / len(reviewed)
+        low, high = wilson(accepted + edited, len(reviewed)) or (None, None)
     return ReviewSampleStats(
         sampled=len(sampled), reviewed=len(reviewed), accepted=accepted, rejected=rejected, edited=edited,
         acceptance_rate=rate, ci_low=low, ci_high=high,

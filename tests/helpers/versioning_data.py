@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from goldset.io import read_jsonl, write_jsonl
 from goldset.kb import ingest, load_chunks
 from goldset.schema import Chunk, Evidence, PairStatus, Provenance, QAPair, QuestionType, pair_id
@@ -24,6 +26,13 @@ GIT_IDENTITY = {
     "GIT_COMMITTER_NAME": "goldset tests",
     "GIT_COMMITTER_EMAIL": "tests@goldset.invalid",
 }
+
+
+def release_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The environment of a release test: a git identity, and a goldset cache inside ``tmp_path``."""
+    for name, value in GIT_IDENTITY.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("GOLDSET_CACHE_DIR", str(tmp_path / "goldset-cache"))
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -106,6 +115,19 @@ def read_pairs(ws: Workspace) -> list[QAPair]:
 
 def kb_chunks(ws: Workspace) -> list[Chunk]:
     return load_chunks(ws)
+
+
+def clone_like_ci(dest: Path) -> Path:
+    """This repository at the commit under test, cloned into ``dest`` the way CI clones it: without tags (the test
+    is skipped when this is not a git checkout)."""
+    if not (REPO_ROOT / ".git").exists():
+        pytest.skip("not a git checkout of goldset (an sdist?): nothing to clone")
+    head = git(REPO_ROOT, "rev-parse", "HEAD")
+    git(dest.parent, "clone", "-q", "--no-tags", "--no-checkout", str(REPO_ROOT), str(dest))
+    if subprocess.run(["git", "cat-file", "-e", head], cwd=dest, capture_output=True).returncode != 0:
+        git(dest, "fetch", "-q", "--no-tags", "origin", head)  # a detached HEAD no branch points at
+    git(dest, "checkout", "-q", head)
+    return dest
 
 
 def clone(src: Path, dest: Path, *args: str) -> Path:
