@@ -59,14 +59,12 @@ def select_pairs(dataset: Dataset, status: str = "golden") -> tuple[list[QAPair]
     if status == "all":
         chosen, what = list(dataset.pairs), "every pair, whatever its status"
     elif status == "golden":
+        golden = dataset.golden_ids()
+        chosen = [p for p in dataset.pairs if p.id in golden]
         manifest = dataset.manifest
         if manifest is not None and manifest.golden_ids:
-            ids = set(manifest.golden_ids)
-            chosen = [p for p in dataset.pairs if p.id in ids]
             what = f"the golden set of release {manifest.version}" if manifest.version else "the golden set"
         else:
-            kept = {PairStatus.passed, PairStatus.accepted}
-            chosen = [p for p in dataset.pairs if p.status in kept]
             what = "the golden set (passed and accepted pairs)"
         if not chosen:
             raise InputError(
