@@ -106,20 +106,30 @@ def json_text(rows: Iterable[dict[str, Any]], *, ascii_only: bool = False) -> st
 # ------------------------------------------------------------------------------------------------ reading files
 
 
-def read_json_records(path: Path, what: str) -> list[tuple[str, dict[str, Any]]]:
-    """(where, object) of each record of a JSON array file or a JSON Lines file (``.jsonl``), UTF-8 (a byte-order
-    mark is fine). ``where`` is ``file:line`` for JSON Lines and ``file: row N`` for an array. A record that is not
-    a JSON object, or a file that is neither, is refused naming the file and row."""
+def read_bytes(path: Path, what: str) -> bytes:
+    """The bytes of the ``what`` file at ``path``; a missing file or a folder is refused naming it."""
     try:
-        raw = path.read_bytes()
+        return path.read_bytes()
     except FileNotFoundError:
         raise InputError(f"{path}: file not found") from None
     except IsADirectoryError:
         raise InputError(f"{path}: is a folder; give the {what} file") from None
+
+
+def read_text(path: Path, what: str, fix: str = "re-save the file as UTF-8") -> str:
+    """The text of the ``what`` file at ``path``, UTF-8 (a byte-order mark is fine); other bytes are refused naming
+    the first bad byte and saying ``fix``."""
     try:
-        text = raw.decode("utf-8-sig")
+        return read_bytes(path, what).decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text (byte {exc.start + 1}); re-save the file as UTF-8") from None
+        raise InputError(f"{path}: not UTF-8 text (byte {exc.start + 1}); {fix}") from None
+
+
+def read_json_records(path: Path, what: str) -> list[tuple[str, dict[str, Any]]]:
+    """(where, object) of each record of a JSON array file or a JSON Lines file (``.jsonl``), UTF-8 (a byte-order
+    mark is fine). ``where`` is ``file:line`` for JSON Lines and ``file: row N`` for an array. A record that is not
+    a JSON object, or a file that is neither, is refused naming the file and row."""
+    text = read_text(path, what)
     out: list[tuple[str, dict[str, Any]]] = []
     if path.suffix.lower() == ".jsonl" or not text.lstrip().startswith("["):
         for lineno, line in enumerate(text.splitlines(), start=1):
