@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, get_args
 
 if TYPE_CHECKING:
     from goldset.schema import Chunk, Manifest, QAPair
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 #: What a format's context lists hold: each evidence quote, or the whole text of each cited chunk.
 ContextMode = Literal["quotes", "chunks"]
-CONTEXT_MODES: tuple[str, ...] = ("quotes", "chunks")
+CONTEXT_MODES: tuple[str, ...] = get_args(ContextMode)
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from goldset.errors import InputError
 from goldset.interop.base import Context, ExportJob, FieldMap, Format, Lost, ReadResult, Row
+from goldset.interop.fields import read_text
 
 if TYPE_CHECKING:
     from goldset.schema import QAPair
@@ -133,16 +134,7 @@ def _tags(cell: str, where: str) -> list[str]:
 
 def read(path: Path) -> ReadResult:
     """Rows of a CSV file (module docstring)."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{path}: file not found") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a folder; give the CSV file") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text (byte {exc.start + 1}); save the sheet as CSV UTF-8") from None
+    text = read_text(path, "CSV", "save the sheet as CSV UTF-8")
     try:
         records = list(csv.reader(io.StringIO(text, newline="")))
     except csv.Error as exc:

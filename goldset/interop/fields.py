@@ -59,14 +59,12 @@ def select_pairs(dataset: Dataset, status: str = "golden") -> tuple[list[QAPair]
     if status == "all":
         chosen, what = list(dataset.pairs), "every pair, whatever its status"
     elif status == "golden":
+        golden = dataset.golden_ids()
+        chosen = [p for p in dataset.pairs if p.id in golden]
         manifest = dataset.manifest
         if manifest is not None and manifest.golden_ids:
-            ids = set(manifest.golden_ids)
-            chosen = [p for p in dataset.pairs if p.id in ids]
             what = f"the golden set of release {manifest.version}" if manifest.version else "the golden set"
         else:
-            kept = {PairStatus.passed, PairStatus.accepted}
-            chosen = [p for p in dataset.pairs if p.status in kept]
             what = "the golden set (passed and accepted pairs)"
         if not chosen:
             raise InputError(
@@ -108,20 +106,30 @@ def json_text(rows: Iterable[dict[str, Any]], *, ascii_only: bool = False) -> st
 # ------------------------------------------------------------------------------------------------ reading files
 
 
-def read_json_records(path: Path, what: str) -> list[tuple[str, dict[str, Any]]]:
-    """(where, object) of each record of a JSON array file or a JSON Lines file (``.jsonl``), UTF-8 (a byte-order
-    mark is fine). ``where`` is ``file:line`` for JSON Lines and ``file: row N`` for an array. A record that is not
-    a JSON object, or a file that is neither, is refused naming the file and row."""
+def read_bytes(path: Path, what: str) -> bytes:
+    """The bytes of the ``what`` file at ``path``; a missing file or a folder is refused naming it."""
     try:
-        raw = path.read_bytes()
+        return path.read_bytes()
     except FileNotFoundError:
         raise InputError(f"{path}: file not found") from None
     except IsADirectoryError:
         raise InputError(f"{path}: is a folder; give the {what} file") from None
+
+
+def read_text(path: Path, what: str, fix: str = "re-save the file as UTF-8") -> str:
+    """The text of the ``what`` file at ``path``, UTF-8 (a byte-order mark is fine); other bytes are refused naming
+    the first bad byte and saying ``fix``."""
     try:
-        text = raw.decode("utf-8-sig")
+        return read_bytes(path, what).decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text (byte {exc.start + 1}); re-save the file as UTF-8") from None
+        raise InputError(f"{path}: not UTF-8 text (byte {exc.start + 1}); {fix}") from None
+
+
+def read_json_records(path: Path, what: str) -> list[tuple[str, dict[str, Any]]]:
+    """(where, object) of each record of a JSON array file or a JSON Lines file (``.jsonl``), UTF-8 (a byte-order
+    mark is fine). ``where`` is ``file:line`` for JSON Lines and ``file: row N`` for an array. A record that is not
+    a JSON object, or a file that is neither, is refused naming the file and row."""
+    text = read_text(path, what)
     out: list[tuple[str, dict[str, Any]]] = []
     if path.suffix.lower() == ".jsonl" or not text.lstrip().startswith("["):
         for lineno, line in enumerate(text.splitlines(), start=1):

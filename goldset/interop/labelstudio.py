@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from goldset.errors import InputError
 from goldset.interop.base import Context, ExportJob, FieldMap, Format, Lost, ReadResult, Row
-from goldset.interop.fields import NOT_LOCATED, optional_str
+from goldset.interop.fields import NOT_LOCATED, optional_str, read_bytes
 from goldset.review.config import QUOTE
 from goldset.review.tasks import NO_EVIDENCE
 
@@ -168,12 +168,7 @@ def contexts_of(data: dict[str, Any], task: dict[str, Any], where: str) -> list[
 
 def read(path: Path) -> ReadResult:
     """Rows of a Label Studio task file or project export (JSON list of tasks with goldset's data fields)."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{path}: file not found") from None
-    except IsADirectoryError:
-        raise InputError(f"{path}: is a folder; give the Label Studio JSON file") from None
+    raw = read_bytes(path, "Label Studio JSON")
     try:
         tasks = json.loads(raw.decode("utf-8-sig"))
     except (UnicodeDecodeError, ValueError) as exc:
