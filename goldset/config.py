@@ -135,19 +135,19 @@ def load_settings(ws: Workspace | None = None, **options: Mapping[str, Any] | No
     ]
     merged: dict[str, Any] = {}
     for _, layer in reversed(layers):
-        merged = _merge(merged, {k: v for k, v in layer.items() if k in SECTIONS})
+        merged = merge_layers(merged, {k: v for k, v in layer.items() if k in SECTIONS})
     try:
         return Settings.model_validate(merged)
     except ValidationError as exc:
         raise _config_error(exc, layers, ws) from None
 
 
-def _merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+def merge_layers(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
     """``over`` on top of ``base``, mappings merged key by key (a list or a scalar replaces)."""
     out = dict(base)
     for key, value in over.items():
         if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
-            out[key] = _merge(dict(out[key]), value)
+            out[key] = merge_layers(dict(out[key]), value)
         else:
             out[key] = value
     return out

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 M = TypeVar("M", bound="BaseModel")
 
 
-def _file_mode(path: Path) -> int:
+def file_mode(path: Path) -> int:
     """Keep an existing file's permissions; a new file gets 0666 less the umask (mkstemp would give 0600)."""
     try:
         return path.stat().st_mode & 0o777
@@ -42,7 +42,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        Path(tmp).chmod(_file_mode(path))
+        Path(tmp).chmod(file_mode(path))
         Path(tmp).replace(path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

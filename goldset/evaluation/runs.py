@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 from goldset.errors import InputError
 from goldset.hashing import short_hash
-from goldset.io import _file_mode, read_json, read_jsonl, write_json, write_jsonl
+from goldset.io import file_mode, read_json, read_jsonl, write_json, write_jsonl
 from goldset.schema import RunMeta, RunSample, RunSummary, SampleScores
 from goldset.schema.base import utcnow
 from goldset.workspace import Workspace
@@ -188,7 +188,7 @@ class SampleStore:
         self._fh.flush()
         os.fsync(self._fh.fileno())
         self._fh.close()
-        self.path.chmod(_file_mode(path))  # as the folder's other files (mkstemp makes it private)
+        self.path.chmod(file_mode(path))  # as the folder's other files (mkstemp makes it private)
         self.path.replace(path)
 
     def close(self) -> None:
