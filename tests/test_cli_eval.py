@@ -193,3 +193,18 @@ def test_report_shows_the_run_notes(ws: Path) -> None:
     rep = runner.invoke(app, ["report", "runs/p", "--html", "p.html"])
     assert rep.exit_code == 0 and "note: 2 pair(s) missing" in rep.output
     assert "2 pair(s) missing from the run file" in (ws / "p.html").read_text(encoding="utf-8")
+
+
+def test_an_overall_score_without_the_judge_says_what_it_rests_on(ws: Path, no_llm_env: None) -> None:
+    """No judge ran: faithfulness, completeness and hallucination carry weight but were not computed, so the score
+    was renormalised over the rest; the line says so, with the weights it used (the summary's own)."""
+    result = runner.invoke(app, ["eval", "--run", "good.jsonl", "--html", "r.html"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((ws / "runs" / run_ids(ws)[0] / "summary.json").read_text(encoding="utf-8"))
+    assert {"faithfulness", "completeness", "hallucination"} <= set(summary["left_out"])
+    line = next(x for x in result.output.splitlines() if x.startswith("overall score"))
+    assert line.startswith(f"overall score {summary['overall_score']:.3f} (renormalised over ")
+    assert line.endswith(f"not computed in this run: {', '.join(summary['left_out'])})")
+    for metric, weight in summary["weights_used"].items():
+        assert f"{metric} {weight:.2f}" in line
+    assert "not computed in this run: " in (ws / "r.html").read_text(encoding="utf-8")

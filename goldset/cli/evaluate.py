@@ -147,6 +147,7 @@ def eval_(
     from goldset.errors import GateFailed, UsageError
     from goldset.evaluation.evaluator import evaluate
     from goldset.evaluation.report import summary_table
+    from goldset.evaluation.scoring import overall_score_text
     from goldset.workspace import optional_workspace
 
     options = (("--run", run), ("--target", target), ("--endpoint", endpoint), ("--baseline", baseline))
@@ -201,8 +202,9 @@ def eval_(
         err_console().print(f"note: {note}")
     out_console = console()
     out_console.print(summary_table(result.summary, width=out_console.width))
-    if result.summary.overall_score is not None:
-        out_console.print(f"overall score {result.summary.overall_score:.3f}")
+    overall = overall_score_text(result.summary)
+    if overall is not None:
+        out_console.print(overall)
     if result.meta.judge is not None:
         out_console.print(judge_line(result.meta, result.summary))
     out_console.print(f"run {result.run_id} written to {result.folder}")

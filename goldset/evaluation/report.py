@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from goldset.evaluation.diagnose import Diagnosis, diagnose, skipped_rules
 from goldset.evaluation.metrics.registry import higher_is_better, metric_order
 from goldset.evaluation.runs import StoredRun
+from goldset.evaluation.scoring import overall_score_text
 from goldset.io import atomic_write_text
 from goldset.schema import RunMeta, RunSummary, SampleScores
 
@@ -395,8 +396,9 @@ def render_html(
         ("sample", f"{meta.sample['n']} questions, seed {meta.sample['seed']}" if meta.sample else "full set"),
         ("judge", judge_info(meta)),
     ]
-    if s.overall_score is not None:
-        info.append(("overall score", f"{s.overall_score:.3f}"))
+    overall = overall_score_text(s)
+    if overall is not None:
+        info.append(("overall score", overall.removeprefix("overall score ")))
     if baseline:
         info.append(("baseline", baseline.run_id))
     head = "".join(f"<tr><td>{escape(k)}</td><td>{escape(str(v))}</td></tr>" for k, v in info)

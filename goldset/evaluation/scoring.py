@@ -336,6 +336,19 @@ def _grouped(
     return {k: columns.means(groups[k]) for k in sorted(groups)}
 
 
+def overall_score_text(summary: RunSummary) -> str | None:
+    """The overall score as a reader must see it: with the metrics it rests on when some weighted ones were not
+    computed (a run without the judge has no faithfulness), since the weights were then renormalised over the rest
+    and the number is not the one a fully scored run gives."""
+    if summary.overall_score is None:
+        return None
+    text = f"overall score {summary.overall_score:.3f}"
+    if summary.left_out:
+        over = ", ".join(f"{m} {w:.2f}" for m, w in sorted(summary.weights_used.items()))
+        text += f" (renormalised over {over}; not computed in this run: {', '.join(summary.left_out)})"
+    return text
+
+
 def weighted_score(
     overall: Mapping[str, float], weights: Mapping[str, float], penalties: Iterable[str] = ("hallucination",)
 ) -> tuple[float | None, dict[str, float], list[str]]:
