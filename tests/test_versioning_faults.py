@@ -159,6 +159,9 @@ def test_a_corpus_shard_edited_by_hand_since_the_last_release(ws: Workspace) -> 
 
 
 def test_a_tag_that_exists_and_an_unknown_version(ws: Workspace) -> None:
+    # A new workspace (no remote, no releases): nothing to fetch, so the message says there is no release yet.
+    with pytest.raises(UnknownVersion, match=r"v1\.0\.0: .* has no releases yet .*make one with `goldset release`"):
+        load("v1.0.0", repo=ws.root)
     git(ws.root, "commit", "-q", "--allow-empty", "-m", "code")
     git(ws.root, "tag", "v1.0.0")
     with pytest.raises(VersionExists, match=r"v1\.0\.0: a git tag of that name exists") as err:

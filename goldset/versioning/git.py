@@ -85,6 +85,10 @@ class Git:
             out[name] = peeled or obj
         return out
 
+    def has_remote(self) -> bool:
+        """The repository has a remote (a clone): tags and history may be there and not here."""
+        return bool(self.out("remote", check=False).strip())
+
     def is_shallow(self) -> bool:
         return self.out("rev-parse", "--is-shallow-repository", check=False) == "true"
 

@@ -201,7 +201,7 @@ def _unknown_message(spec: str, ref: RepoRef, versions: list[Version]) -> str:
             f"{spec}: not among the releases this shallow clone of {ref.label} can see ({known}); "
             "fetch its history and tags with `git fetch --unshallow --tags` and try again"
         )
-    if not git.tags():
+    if not git.tags() and git.has_remote():
         return (
             f"{spec}: not among the releases in {ref.label} ({known}), and this clone has no tags; "
             "fetch them with `git fetch --tags` and try again"
