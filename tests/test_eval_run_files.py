@@ -159,9 +159,11 @@ def _check_paused_gc(paused_gc: Any) -> None:
     assert gc.is_tracked(made[0]) and len(after) == 100
     gc.freeze()  # someone else froze objects: left frozen
     try:
-        frozen = gc.get_freeze_count()
+        assert gc.get_freeze_count() >= len(made)
         with paused_gc():
             more = [[i] for i in range(1000)]
-        assert gc.get_freeze_count() == frozen and gc.isenabled() and len(more) == 1000
+        # still frozen: at least the 50,000 lists this test holds (an unfreeze would leave 0). Not `== frozen`:
+        # other threads of the test process free frozen objects of their own meanwhile.
+        assert gc.get_freeze_count() >= len(made) and gc.isenabled() and len(more) == 1000
     finally:
         gc.unfreeze()
