@@ -250,18 +250,27 @@ def test_cli_release_versions_show_and_diff(ws: Workspace, tmp_path: Path) -> No
 def test_review_figures_are_in_the_manifest_and_the_changelog(ws: Workspace) -> None:
     pairs = read_pairs(ws)
     reviewed = []
+    risky = None
     for i, p in enumerate(pairs):
-        if p.status is PairStatus.accepted and i < 5:
+        if p.status is PairStatus.accepted and i < 5:  # the random part of the sample: 4 of 5 accepted
             outcome = "rejected" if i == 0 else "accepted"
-            review = p.review.model_copy(update={"sampled": True, "outcome": outcome})
+            review = p.review.model_copy(update={"sampled": True, "random": True, "outcome": outcome})
             p = p.model_copy(update={"review": review, "status": PairStatus.rejected if i == 0 else p.status})
+        elif p.status is PairStatus.accepted and risky is None:  # drawn for its risk, and rejected
+            risky = p.id
+            review = p.review.model_copy(update={"sampled": True, "risk": ["type:multi_hop"], "outcome": "rejected"})
+            p = p.model_copy(update={"review": review, "status": PairStatus.rejected})
         reviewed.append(p)
+    assert risky is not None
     write_pairs(ws, reviewed)
     r = release("1.0.0", message="reviewed", ws=ws)
     stats = r.manifest.review
-    assert stats is not None and (stats.sampled, stats.reviewed, stats.accepted, stats.rejected) == (5, 5, 4, 1)
+    assert stats is not None and (stats.sampled, stats.reviewed, stats.accepted, stats.rejected) == (6, 6, 4, 2)
+    # the estimate rests on the random part only (4/5), as `goldset review status` gives it: the risk part is
+    # drawn for being risky and would bias it down (4/6)
     assert stats.acceptance_rate == pytest.approx(0.8) and stats.ci_low < 0.8 < stats.ci_high
-    assert "5/5 sampled pairs reviewed, 4 accepted, 1 rejected; quality 80%" in r.changelog
+    assert (stats.random, stats.random_reviewed) == (5, 5) and stats.by_language
+    assert "6/6 sampled pairs reviewed, 4 accepted, 2 rejected; quality 80%" in r.changelog
 
 
 def test_subdir_workspace_in_a_larger_repository(tmp_path: Path) -> None:

@@ -40,7 +40,7 @@ from goldset.versioning.record import DVC_FILE, ReleaseRecord, with_record
 if TYPE_CHECKING:
     from goldset.dataset import Dataset
     from goldset.versioning.settings import VersioningSettings
-    from goldset.workspace import WorkspaceLike
+    from goldset.workspace import Workspace, WorkspaceLike
 
 CHANGELOG_FILE = "CHANGELOG.md"
 #: the files a release folder holds (besides corpus/ shards); chunks.jsonl is the working copy's, kept out of releases
@@ -193,25 +193,16 @@ def check_manual_edits(data_dir: Path, project_root: Path, git: Git) -> None:
             )
 
 
-def review_stats(pairs: list[QAPair], base: ReviewSampleStats | None) -> ReviewSampleStats | None:
-    """The review sample's figures from the pairs (Wilson 95% interval of the acceptance rate), else ``base``."""
-    sampled = [p for p in pairs if p.review.sampled]
-    if not sampled:
-        return base
-    reviewed = [p for p in sampled if p.review.outcome is not None]
-    accepted = sum(1 for p in reviewed if p.review.outcome == "accepted")
-    edited = sum(1 for p in reviewed if p.review.outcome == "edited")
-    rejected = sum(1 for p in reviewed if p.review.outcome == "rejected")
-    rate = low = high = None
-    if reviewed:
-        from goldset.review.estimate import wilson
+def review_figures(pairs: list[QAPair], ws: Workspace, base: ReviewSampleStats | None) -> ReviewSampleStats | None:
+    """The review sample's figures as ``goldset review status`` gives them (the estimate from the random part only,
+    per stratum, type and language: :func:`goldset.review.estimate.review_stats`), else ``base`` when no pair was
+    sampled. The risk part is drawn for being risky, so counting it would bias the quality estimate down."""
+    from goldset.config import load_settings
+    from goldset.review.estimate import review_stats
 
-        rate = (accepted + edited) / len(reviewed)
-        low, high = wilson(accepted + edited, len(reviewed)) or (None, None)
-    return ReviewSampleStats(
-        sampled=len(sampled), reviewed=len(reviewed), accepted=accepted, rejected=rejected, edited=edited,
-        acceptance_rate=rate, ci_low=low, ci_high=high,
-    )  # fmt: skip
+    if not any(p.review.sampled for p in pairs):
+        return base
+    return review_stats(pairs, load_settings(ws).review, rounds=base.rounds if base is not None else ())
 
 
 # ------------------------------------------------------------------------------------------------ files
@@ -416,7 +407,7 @@ def release(
             "golden_counts_by_language": dict(sorted(Counter(p.language for p in golden_pairs).items())),
             "n_documents": len(snapshot.documents),
             "golden_rule": settings.golden,
-            "review": review_stats(pairs, base.review if base else None),
+            "review": review_figures(pairs, workspace, base.review if base else None),
             "calibration": base.calibration if base else None,
         }
     )
