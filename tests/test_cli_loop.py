@@ -59,10 +59,13 @@ def test_the_whole_loop(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
     assert 0.0 < summary["overall"]["recall@5"] <= 1.0
     assert f"{summary['overall']['recall@5']:.3f}" in (tmp_path / "r.html").read_text(encoding="utf-8")
 
-    # the LLM judge on top: every answerable pair gets a groundedness verdict, from real calls to the endpoint
+    # the LLM judge on top: every pair the cheap checks let through gets a groundedness verdict, from real calls
+    # to the endpoint; the pairs they rejected cost no call
     run("filter", "-w", str(ws))
     assert fake_llm.calls > calls_before_eval
     judged = read_jsonl(ws / "data" / "pairs.jsonl", QAPair)
-    assert all("groundedness" in p.checks for p in judged if p.status is not PairStatus.accepted)
+    cheap = {p.id for p in pairs if p.status is PairStatus.rejected}
+    assert cheap and all("groundedness" not in p.checks for p in judged if p.id in cheap)
+    assert all("groundedness" in p.checks for p in judged if p.id not in cheap)
     assert "sk-test" not in "".join(p.read_text(errors="replace") for p in ws.rglob("*") if p.is_file()
                                     and ".git" not in p.parts and p.suffix != ".sqlite")

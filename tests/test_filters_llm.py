@@ -9,8 +9,8 @@ import pytest
 from goldset.errors import ConfigError, EndpointError, UsageError
 from goldset.filters import run_filters
 from goldset.io import read_jsonl
-from goldset.schema import PairStatus, QAPair, QuestionType
-from tests.helpers.fake_openai import FakeOpenAI
+from goldset.schema import CheckResult, PairStatus, QAPair, QuestionType
+from tests.helpers.fake_openai import FakeOpenAI, schema_name_of
 from tests.helpers.filter_data import COPY, PARAPHRASE, make_workspace, pair
 from tests.helpers.judge_responders import groundedness_responder, make_repair_responder
 
@@ -226,8 +226,11 @@ def test_a_rewrite_the_judge_could_not_judge_is_not_kept(tmp_path: Path, fake_ll
                                                "verbatim: false", "verbatim: true"))  # fmt: skip
     report = run_filters(ws, repair=True)
     (got,) = _load(ws).values()
-    assert got.answer == COPY and got.checks["groundedness"].passed  # judged (and supported) on the original
+    # the original is not judged: the verbatim check rejects it already (no judge call on a rejected pair)
+    assert got.answer == COPY and "groundedness" not in got.checks and got.status == PairStatus.rejected
     assert "still fails groundedness" in report.repair_failed["qa-copy"] and report.repaired == []
+    judged = [r.body for r in fake_llm.chat_requests() if schema_name_of(r.body) == "groundedness"]
+    assert judged and all(PARAPHRASE in str(b) for b in judged)  # only the rewrite was shown to the judge
 
 
 def test_the_judge_is_told_what_ambiguous_and_open_ended_answers_are_made_of(
@@ -255,3 +258,68 @@ def test_the_judge_is_told_what_ambiguous_and_open_ended_answers_are_made_of(
     assert sent["What is the body?"] == f"Question type: {TYPE_NOTES[QuestionType.ambiguous]}"
     assert "asking which one is meant, is not a claim" in sent["What is the body?"]
     assert "each key point is, and must be supported" in sent["What should one consider when sending data?"]
+
+
+def test_no_judge_call_on_a_pair_a_cheaper_check_already_rejected(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+    """The copy check rejects one pair, generation another: the judge is asked about neither (its verdict could
+    not change their status), unless filter.judge_rejected asks for it."""
+    fake_llm.add_responder("groundedness", groundedness_responder)
+    gen_rejected = pair("qa-gen", "Who sends the response body?", SUPPORTED)
+    gen_rejected = gen_rejected.model_copy(update={"checks": {"generation": _generation_failure(gen_rejected)}})
+    pairs = [pair("qa-ok", "Who sends the request body and who sends the response body?", SUPPORTED),
+             pair("qa-copy", "What do the specs say about GET bodies?", COPY, chunks=("en-body-2",)), gen_rejected]
+    config = "filter:\n  checks:\n    duplicate: {judge: false}\n"
+    ws = make_workspace(tmp_path / "ws", pairs, config=config)
+    report = run_filters(ws)
+    got = _load(ws)
+    judged = [r.body for r in fake_llm.chat_requests() if schema_name_of(r.body) == "groundedness"]
+    assert len(judged) == 1 and "Who sends the request body" in str(judged[0])
+    assert got["qa-ok"].checks["groundedness"].passed and got["qa-ok"].status is PairStatus.passed
+    assert got["qa-copy"].status is PairStatus.rejected and "groundedness" not in got["qa-copy"].checks
+    assert got["qa-gen"].status is PairStatus.rejected and "groundedness" not in got["qa-gen"].checks
+    assert report.not_judged == {"groundedness": 2}
+
+    # asked for: the judge looks at the rejected pairs too (their status stays rejected)
+    (ws.root / "goldset.yaml").write_text(config + "  judge_rejected: true\n", encoding="utf-8")
+    report = run_filters(ws)
+    got = _load(ws)
+    assert "groundedness" in got["qa-copy"].checks and "groundedness" in got["qa-gen"].checks
+    assert got["qa-copy"].status is PairStatus.rejected and not report.not_judged
+
+
+def _generation_failure(p: QAPair) -> CheckResult:
+    from goldset.filters.base import result
+    from goldset.filters.status import generation_input_hash
+
+    failed = result(False, None, "quote not found in its chunk")
+    return failed.model_copy(update={"input_hash": generation_input_hash(p)})
+
+
+def test_an_unanswerable_verdict_stands_when_an_unrelated_chunk_changes(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+    """The verdict is keyed on the chunks the judge read (the related ones, by content), not on the whole KB: a
+    change elsewhere re-judges nothing, even without the call journal; a change in a chunk it read does."""
+    from goldset.filters.groundedness import RelatedChunks
+    from goldset.io import write_jsonl
+    from tests.helpers.filter_data import chunk, fixture_chunks
+
+    fake_llm.add_responder("groundedness", groundedness_responder)
+    unans = pair("qa-unans", "Does FastAPI support MQTT brokers for request bodies?",
+                 "The documentation does not mention MQTT.", qtype="unanswerable")  # fmt: skip
+    ws = make_workspace(tmp_path / "ws", [unans], config=NO_COPY_CHECK)
+    run_filters(ws)
+    assert fake_llm.calls == 1
+    chunks = fixture_chunks()
+    read = {c.id for c in RelatedChunks(list(chunks.values()), 3)(unans.question)}
+    elsewhere = next(cid for cid in chunks if cid not in read)
+    chunks[elsewhere] = chunk(elsewhere, chunks[elsewhere].text + " A sentence about cookies.")
+    chunks["en-new-1"] = chunk("en-new-1", "Cookies are small pieces of text a browser keeps.")
+    write_jsonl(ws.kb_dir / "chunks.jsonl", list(chunks.values()))
+    ws.cache_path.unlink()  # no journal: only the verdict's own key can spare the call
+    report = run_filters(ws)
+    assert fake_llm.calls == 1 and report.per_check["groundedness"].reused == 1
+
+    near = next(iter(sorted(read)))
+    chunks[near] = chunk(near, chunks[near].text + " MQTT brokers are not supported.")
+    write_jsonl(ws.kb_dir / "chunks.jsonl", list(chunks.values()))
+    run_filters(ws)
+    assert fake_llm.calls == 2

@@ -69,35 +69,57 @@ class GroundednessVerdict(BaseModel):
     reason: str = Field("", description="One sentence: why the judge decided so.")
 
 
-def related_chunks(question: str, chunks: Sequence[Chunk], k: int) -> list[Chunk]:
-    """The ``k`` chunks sharing the most question tokens (a cheap lexical retrieval for unanswerable pairs)."""
-    if k <= 0 or not chunks:
+class RelatedChunks:
+    """The ``k`` KB chunks sharing the most question tokens (a cheap lexical retrieval for unanswerable pairs);
+    each chunk's token set is computed once, however many questions ask."""
+
+    def __init__(self, chunks: Sequence[Chunk], k: int) -> None:
+        self.k = k
+        self._chunks = sorted(chunks, key=lambda c: c.id)
+        self._tokens: list[frozenset[str]] | None = None
+
+    def __call__(self, question: str) -> list[Chunk]:
+        if self.k <= 0 or not self._chunks:
+            return []
+        if self._tokens is None:
+            self._tokens = [frozenset(token_set(c.text)) for c in self._chunks]
+        q = token_set(question)
+        scored = [(n, c.id, c) for c, t in zip(self._chunks, self._tokens, strict=True) if (n := len(q & t)) > 0]
+        scored.sort(key=lambda s: (-s[0], s[1]))
+        return [c for _, _, c in scored[: self.k]]
+
+
+def related_for(pair: QAPair, related: RelatedChunks | None) -> list[Chunk]:
+    """The related KB chunks the judge sees besides the pair's own sources: only unanswerable pairs get them."""
+    if related is None or pair.question_type != QuestionType.unanswerable:
         return []
-    q = token_set(question)
-    scored = [(len(q & token_set(c.text)), c.id, c) for c in chunks]
-    scored = [s for s in scored if s[0] > 0]
-    scored.sort(key=lambda s: (-s[0], s[1]))
-    return [c for _, _, c in scored[:k]]
+    return related(pair.question)
+
+
+def source_ids(pair: QAPair, related: Sequence[Chunk] = ()) -> list[str]:
+    """The chunk ids whose text the judge reads for ``pair``, in the order :func:`sources_for` shows them."""
+    ids = list(pair.chunk_ids)
+    if pair.question_type == QuestionType.unanswerable:
+        ids += sorted(pair.provenance.chunk_hashes)
+        ids += [c.id for c in related]
+    return list(dict.fromkeys(ids))
 
 
 def sources_for(pair: QAPair, chunks: ChunkMap, related: Sequence[Chunk] = ()) -> list[tuple[str, str]]:
     """(chunk id, text) of what the judge sees: the evidence chunks (else quotes); for unanswerable pairs also
     the chunks it was generated from and the related chunks."""
     seen: dict[str, str] = {}
-    ids = list(pair.chunk_ids)
-    if pair.question_type == QuestionType.unanswerable:
-        ids += sorted(pair.provenance.chunk_hashes)
-    for cid in ids:
+    related_text = {c.id: c.text for c in related}
+    for cid in source_ids(pair, related):
         chunk = chunks.get(cid)
         if chunk is not None:
-            seen.setdefault(cid, chunk.text)
+            seen[cid] = chunk.text
+        elif cid in related_text:
+            seen[cid] = related_text[cid]
         else:
             quotes = [e.quote for e in pair.evidence if e.chunk_id == cid]
             if quotes:
-                seen.setdefault(cid, "\n".join(quotes))
-    if pair.question_type == QuestionType.unanswerable:
-        for c in related:
-            seen.setdefault(c.id, c.text)
+                seen[cid] = "\n".join(quotes)
     return list(seen.items())
 
 
@@ -145,19 +167,19 @@ async def judge_many(
     kb_context_chunks: int = 3,
     on_done: Callable[[], Any] | None = None,
     seed: int | None = None,
+    related: RelatedChunks | None = None,
 ) -> list[JudgeOutcome]:
     """Judge every pair concurrently (the client bounds concurrency and rate); a failed call is an error, not
     a verdict, so the pair is judged again on the next run. ``seed`` is sent with each request and is part of
-    its journal key: another seed is another call (judge calibration's repeats), None is the filters' call."""
+    its journal key: another seed is another call (judge calibration's repeats), None is the filters' call.
+    ``related``: the related-chunk lookup for unanswerable pairs (default: over ``kb_chunks``, ``kb_context_chunks``
+    each), given when the caller also hashes what the judge reads."""
     import asyncio
 
+    index = related if related is not None else RelatedChunks(kb_chunks, kb_context_chunks)
+
     async def one(pair: QAPair) -> JudgeOutcome:
-        related = (
-            related_chunks(pair.question, kb_chunks, kb_context_chunks)
-            if pair.question_type == QuestionType.unanswerable
-            else []
-        )
-        sources = sources_for(pair, chunks, related)
+        sources = sources_for(pair, chunks, related_for(pair, index))
         if not sources:
             out = JudgeOutcome(pair.id, result(False, None, "no evidence to judge the answer against"))
         else:

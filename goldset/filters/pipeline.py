@@ -196,7 +196,7 @@ def run_filters(
         if owned_by_filters(p):
             names_p = set(status_names)
             old = p.checks.get(groundedness.NAME)
-            if keep_judged and old is not None and old.input_hash == groundedness_input(p, chunks, run.kb_hash):
+            if keep_judged and old is not None and old.input_hash == groundedness_input(p, chunks, run.related):
                 names_p.add(groundedness.NAME)
             status = pair_status(p, names_p)
             if status != p.status:

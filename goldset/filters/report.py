@@ -42,6 +42,8 @@ class FilterReport:
     why it did not run (``--no-llm``, no endpoint). ``duplicate_groups``: pairs kept with near-duplicates of
     theirs rejected. ``judge_errors``: failed judge or embedding calls (those pairs stay unjudged: re-run).
     ``repaired`` / ``repair_failed``: pair ids whose answer was rewritten / why a rewrite was not kept.
+    ``not_judged``: LLM check name -> pairs it was not asked about because a cheaper verdict already rejects them
+    (``filter.judge_rejected`` off).
     ``flagged``: check name -> live pairs this run's check flagged (failed with severity ``flag``: such a pair can
     still pass).
     ``written``: whether the candidates file changed. ``llm`` / ``embedding``: call statistics of every chat call
@@ -66,6 +68,7 @@ class FilterReport:
     repaired: list[str] = field(default_factory=list)
     repair_failed: dict[str, str] = field(default_factory=dict)
     flagged: dict[str, int] = field(default_factory=dict)
+    not_judged: dict[str, int] = field(default_factory=dict)
     written: bool = False
     llm: dict[str, Any] | None = None
     embedding: dict[str, Any] | None = None

@@ -14,6 +14,7 @@ from goldset.progress import Progress, ProgressCallback
 from goldset.schema import Chunk
 
 if TYPE_CHECKING:
+    from goldset.filters.groundedness import RelatedChunks
     from goldset.workspace import Workspace
 
 
@@ -40,6 +41,13 @@ class FilterRun:
     def kb_hash(self) -> str:
         """Hash of every chunk the checks read (computed once, when a check that reads the whole KB needs it)."""
         return kb_hash(self.chunks)
+
+    @cached_property
+    def related(self) -> RelatedChunks:
+        """The related-chunk lookup the groundedness judge uses for unanswerable pairs (token sets built once)."""
+        from goldset.filters.groundedness import RelatedChunks
+
+        return RelatedChunks(list(self.chunks.values()), self.settings.kb_context_chunks)
 
     def tell(self, stage: str, done: int, total: int) -> None:
         """Report progress of a stage, if anyone listens."""

@@ -37,6 +37,11 @@ class FilterSettings(BaseModel):
     kb_context_chunks: int = Field(
         3, ge=0, description="For unanswerable pairs, how many related KB chunks the judge also sees."
     )
+    judge_rejected: bool = Field(
+        False,
+        description="Also ask the LLM judges (groundedness, duplicate judge) about pairs a cheaper check, "
+        "generation or an expert already rejected (default: no call is made on such a pair).",
+    )
 
     @field_validator("checks", mode="before")
     @classmethod

@@ -18,7 +18,7 @@ from goldset.filters.incremental import current, input_hash, settings_hash, with
 from goldset.filters.report import CheckCounts, FilterReport
 from goldset.filters.run_state import FilterRun
 from goldset.filters.stage_pair_checks import run_pair_checks
-from goldset.filters.status import JUDGED, generation_rejects, owned_by_filters, rejecting
+from goldset.filters.status import JUDGED, generation_rejects, owned_by_filters, rejected_before_judges, rejecting
 from goldset.schema import CheckResult, Chunk, QAPair
 
 if TYPE_CHECKING:
@@ -35,10 +35,14 @@ class LLMPlan:
     repair_prompt: Prompt | None
 
 
-def groundedness_input(pair: QAPair, chunks: Mapping[str, Chunk], kb_hash: str) -> str:
-    """What the judge read: the pair and its evidence, plus the whole KB for unanswerable pairs (their sources
-    include the related chunks of the KB)."""
-    extra = {"kb": kb_hash} if pair.question_type.value == "unanswerable" else None
+def groundedness_input(pair: QAPair, chunks: Mapping[str, Chunk], related: groundedness.RelatedChunks) -> str:
+    """What the judge read: the pair and its evidence chunks; for unanswerable pairs also the other chunks it is
+    shown (those it was generated from and the related KB chunks), by id and content. A change elsewhere in the
+    KB leaves the verdict current."""
+    extra = None
+    if pair.question_type.value == "unanswerable":
+        ids = groundedness.source_ids(pair, groundedness.related_for(pair, related))
+        extra = {"sources": [(cid, chunks[cid].content_hash if cid in chunks else None) for cid in ids]}
     return input_hash(groundedness.SPEC, pair, chunks, extra)
 
 
@@ -64,14 +68,13 @@ class _LLMStage:
         self.plan = plan
         self.client = client
         self.settings = run.settings_of(groundedness.SPEC)
-        self.kb_chunks = sorted(run.chunks.values(), key=lambda c: c.id)
         prompt_hash = plan.judge_prompt.hash if plan.judge_prompt is not None else None
         extra = {"model": plan.endpoint.model, "prompt": prompt_hash, "kb_context": run.settings.kb_context_chunks}
         self.g_hash = settings_hash(groundedness.SPEC, self.settings, extra)
 
     def g_input(self, pair: QAPair) -> str:
         """The judge's input hash of ``pair``."""
-        return groundedness_input(pair, self.run.chunks, self.run.kb_hash)
+        return groundedness_input(pair, self.run.chunks, self.run.related)
 
     def stamped(self, pair: QAPair, verdict: CheckResult) -> QAPair:
         """``pair`` with the judge's verdict, stamped with what it was made on and the check's severity."""
@@ -91,7 +94,7 @@ class _LLMStage:
 
         outcomes = await groundedness.judge_many(
             targets, self.run.chunks, self.settings, self.client, self.plan.judge_prompt,
-            kb_chunks=self.kb_chunks, kb_context_chunks=self.run.settings.kb_context_chunks, on_done=tick,
+            related=self.run.related, on_done=tick,
         )  # fmt: skip
         got: dict[str, CheckResult] = {}
         for o in outcomes:
@@ -102,13 +105,18 @@ class _LLMStage:
         return got
 
     async def judge_stale(self, live: list[QAPair]) -> None:
-        """Judge every pair whose verdict is missing or was made on other text, settings, model or prompt."""
+        """Judge every pair whose verdict is missing or was made on other text, settings, model or prompt, except
+        pairs a cheaper verdict already rejects (:func:`~goldset.filters.status.rejected_before_judges`; unless
+        ``filter.judge_rejected``): the judge's call would change nothing about them."""
         todo: list[int] = []
+        cheaper = [n for n in self.run.names if n != groundedness.NAME]
         for idx, p in enumerate(live):
-            if p.status not in JUDGED:  # review-decided pairs too: their verdict is recorded, not applied
+            if p.status not in JUDGED:  # accepted and stale pairs: review owns them (refresh re-judges them)
                 continue
             if current(p, groundedness.NAME, self.g_hash, self.g_input(p)) is not None:
                 self.run.report.reuse(groundedness.NAME)
+            elif not self.run.settings.judge_rejected and rejected_before_judges(p, cheaper):
+                self.run.report.not_judged[groundedness.NAME] = self.run.report.not_judged.get(groundedness.NAME, 0) + 1
             else:
                 todo.append(idx)
         got = await self.judge([live[i] for i in todo])

@@ -32,6 +32,7 @@ __all__ = [
     "generation_rejects",
     "owned_by_filters",
     "pair_status",
+    "rejected_before_judges",
     "restamp_severity",
 ]
 
@@ -52,6 +53,12 @@ def generation_rejects(pair: QAPair) -> bool:
     """Generation rejected this very text (its verdict failed and the pair has not changed since)."""
     gen = pair.checks.get(GENERATION)
     return gen is not None and not gen.passed and gen.input_hash == generation_input_hash(pair)
+
+
+def rejected_before_judges(pair: QAPair, names: Collection[str]) -> bool:
+    """A cheaper verdict already rejects this pair, so no LLM judge is asked about it: generation's (on this very
+    text), an expert's, or one of the checks ``names`` (failed with severity ``reject``)."""
+    return pair.review.outcome == "rejected" or generation_rejects(pair) or bool(rejecting(pair, names))
 
 
 def rejecting(pair: QAPair, names: Collection[str]) -> list[str]:
