@@ -15,9 +15,9 @@ import pytest
 from goldset.filters import duplicate_judge, duplicates, run_filters
 from goldset.filters.duplicate_judge import Candidate, Judged, JudgeSettings
 from goldset.filters.textsim import edit_similarity
-from goldset.io import read_jsonl
+from goldset.io import read_jsonl, write_jsonl
 from goldset.schema import QAPair
-from tests.helpers.duplicate_responders import make_duplicate_responder, pair_set_rule
+from tests.helpers.duplicate_responders import make_duplicate_responder, pair_set_rule, parse_pairs
 from tests.helpers.fake_openai import FakeOpenAI, Fault
 from tests.helpers.filter_data import make_workspace, pair
 
@@ -343,7 +343,8 @@ def test_the_estimate_counts_the_calls_and_what_the_journal_holds(tmp_path: Path
     assert report.duplicate_judge is not None
     assert (est.candidates, est.calls) == (report.duplicate_judge["candidates"], fake_llm.calls)
     again = estimate_duplicate_judge(ws)
-    assert (again.calls, again.cached, again.to_send) == (est.calls, est.calls, 0)
+    # every candidate's verdict is in the journal now, by pair: nothing left to batch or send
+    assert (again.candidates, again.known, again.calls, again.to_send) == (est.candidates, est.candidates, 0, 0)
     assert not estimate_duplicate_judge(ws, use_llm=False).enabled
 
 
@@ -375,3 +376,46 @@ def test_embedding_candidates_by_hand() -> None:
     # within a language only: b is alone in its language
     got = duplicate_judge.embedding_candidates(vecs, keys, 2, 0.0, ["en", "zh", "en", "en"])
     assert rounded(got) == {(0, 2): 0.6}
+
+
+def test_a_new_pair_pays_only_for_the_candidate_pairs_it_brings(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+    """Each verdict is kept by its pair of questions: after one new pair, only candidates with it are sent, however
+    the batches of the others re-form; an unchanged re-run sends nothing."""
+    fake_llm.add_responder("duplicate_judge", make_duplicate_responder(pair_set_rule(SAME)))
+    ws = make_workspace(tmp_path / "ws", _pairs(), config=CONFIG + "    duplicate: {judge: {batch: 2}}\n")
+    run_filters(ws)
+    first = fake_llm.calls
+    assert first > 1
+    new = pair("qa-12", "How can a query parameter be made mandatory?", REQ_ANSWER)
+    write_jsonl(ws.pairs_path, [*read_jsonl(ws.pairs_path, QAPair), new])
+    before = len(fake_llm.chat_requests())
+    report = run_filters(ws)
+    sent = fake_llm.chat_requests()[before:]
+    shown = [(a, b) for r in sent for _, a, b in parse_pairs(r.body)]
+    assert sent and all(new.question in (a, b) for a, b in shown), shown
+    assert report.duplicate_judge is not None and report.duplicate_judge["calls"] == len(sent)
+    before = len(fake_llm.chat_requests())
+    run_filters(ws)
+    assert len(fake_llm.chat_requests()) == before
+
+
+def test_the_judge_is_not_asked_about_a_pair_a_cheaper_check_rejected(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+    """A pair the copy check (or generation, or an expert) already rejects is no candidate: its reworded twin
+    stays unjudged against it, and no call shows it."""
+    fake_llm.add_responder("duplicate_judge", make_duplicate_responder(pair_set_rule(SAME)))
+    from goldset.filters.base import result
+    from goldset.filters.status import generation_input_hash
+
+    pairs = _pairs()
+    failed = result(False, None, "quote not found in its chunk").model_copy(
+        update={"input_hash": generation_input_hash(pairs[1])}
+    )
+    pairs[1] = pairs[1].model_copy(update={"checks": {"generation": failed}})  # generation rejected this text
+    ws = make_workspace(tmp_path / "ws", pairs, config=CONFIG)
+    report = run_filters(ws)
+    got = _load(ws)
+    assert got["qa-02"].status.value == "rejected"
+    shown = {q for r in fake_llm.chat_requests() for _, a, b in parse_pairs(r.body) for q in (a, b)}
+    assert REQ_REWORDED not in shown and REQ in shown
+    assert report.not_judged.get("duplicate") == 1
+

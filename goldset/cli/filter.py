@@ -74,8 +74,9 @@ def _print_dry_run(ws: Workspace, against: Path | None, no_llm: bool) -> None:
     if not e.enabled:
         out.print(f"dry run: the duplicate judge would not run ({e.reason}); 0 calls")
     else:
-        out.print(f"dry run: duplicate judge {e.model}: {e.candidates} candidate pair(s) among {e.pairs} pair(s) in "
-                  f"{e.calls} call(s): {e.cached} from the journal, {e.to_send} to send")  # fmt: skip
+        out.print(f"dry run: duplicate judge {e.model}: {e.candidates} candidate pair(s) among {e.pairs} pair(s), "
+                  f"{e.known} judged before; the rest in {e.calls} call(s): {e.cached} from the journal, "
+                  f"{e.to_send} to send")  # fmt: skip
         for note in e.notes:
             out.print(f"  note: {note}")
     out.print("The groundedness judge and --repair are not counted here. Nothing was called or written.")

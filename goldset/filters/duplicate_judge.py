@@ -15,9 +15,11 @@ judge endpoint decides, per pair, "do these two questions ask for the same infor
   threshold, semantic threshold), so the judge can overrule a lexical false positive. Identical questions (same
   canonical form) are duplicates without asking.
 * **Calls** (:func:`batches`): several candidate pairs per call (``batch``), each pair anchored on the question
-  that sorts first, anchors in sorted order with content-defined batch boundaries, so batches (and their journal
-  keys) do not depend on the file's order and a new pair changes only the batches near it. Each call goes
-  through :class:`goldset.llm.LLMClient` and the call journal: an unchanged re-run makes no call. The reply is a
+  that sorts first, anchors in sorted order with content-defined batch boundaries, so batches do not depend on
+  the file's order. Each call goes through :class:`goldset.llm.LLMClient` and the call journal, and each verdict
+  it returns is also kept in the journal under its pair's own key (:func:`pair_key`: the two questions and
+  answers, the model and the prompt): only candidates no call has judged yet are batched and sent, so an
+  unchanged re-run makes no call and a refresh pays for the new candidate pairs alone. The reply is a
   structured :class:`DuplicateJudgement` holding exactly one verdict per pair shown (a reply with a pair missing,
   repeated or out of range is invalid: the client asks once for a repair, then the call fails).
 * **Verdicts** (:class:`Judged`): pairs judged the same, pairs judged different (a strict-measure link the judge
@@ -372,6 +374,60 @@ def render_messages(pairs: Sequence[QAPair], batch: Sequence[Candidate], prompt:
     return prompt.render(count=str(len(batch)), pairs="\n\n".join(blocks))
 
 
+def pair_key(pairs: Sequence[QAPair], c: Candidate, endpoint: Endpoint, prompt: Prompt) -> str:
+    """The journal key of one candidate pair's verdict: the key of the call that would ask about that pair alone
+    (its two questions and answers, the model, the prompt). Each verdict a batched call returns is also stored
+    under it, so a later run asks only about pairs never judged, whatever batches the others fall in."""
+    return batch_key(pairs, [c], endpoint, prompt)
+
+
+def known_verdicts(
+    pairs: Sequence[QAPair], found: Sequence[Candidate], endpoint: Endpoint, prompt: Prompt,
+    journal: CallJournal | None,
+) -> tuple[dict[Pair, PairVerdict], list[Candidate]]:
+    """(the verdicts the journal holds, by candidate; the candidates it holds none for), calling nothing."""
+    from pydantic import ValidationError
+
+    known: dict[Pair, PairVerdict] = {}
+    todo: list[Candidate] = []
+    one = judgement_model(1)
+    for c in found:
+        entry = journal.get(pair_key(pairs, c, endpoint, prompt)) if journal is not None else None
+        try:
+            reply = one.model_validate(entry.reply) if entry is not None else None
+        except ValidationError:
+            reply = None
+        if reply is None:
+            todo.append(c)
+        else:
+            known[(c.i, c.j)] = reply.verdicts[0]
+    return known, todo
+
+
+def remember(
+    pairs: Sequence[QAPair], batch: Sequence[Candidate], reply: DuplicateJudgement, endpoint: Endpoint,
+    prompt: Prompt, journal: CallJournal | None,
+) -> None:
+    """Store each verdict of a validated reply under its pair's own key (:func:`pair_key`)."""
+    if journal is None:
+        return
+    for v in reply.verdicts:
+        c = batch[v.pair - 1]
+        verdict = {"verdicts": [{"pair": 1, "same": v.same, "reason": v.reason}]}
+        key = pair_key(pairs, c, endpoint, prompt)
+        journal.put(key, model=endpoint.model, schema_name=SCHEMA_NAME, reply=verdict, prompt_tokens=0,
+                    completion_tokens=0, usage_estimated=True, cost_usd=0.0)  # fmt: skip
+
+
+def plan_calls(
+    pairs: Sequence[QAPair], found: Sequence[Candidate], settings: JudgeSettings, endpoint: Endpoint, prompt: Prompt,
+    journal: CallJournal | None,
+) -> tuple[dict[Pair, PairVerdict], list[list[Candidate]]]:
+    """What :func:`judge` will do: the verdicts already known, and the batches of the other candidates."""
+    known, todo = known_verdicts(pairs, found, endpoint, prompt, journal)
+    return known, batches(pairs, todo, settings.batch)
+
+
 async def judge(
     pairs: Sequence[QAPair],
     found: Sequence[Candidate],
@@ -381,12 +437,16 @@ async def judge(
     *,
     on_done: Callable[[int, int], Any] | None = None,
 ) -> Judged:
-    """Ask the judge about every candidate, ``settings.batch`` pairs per call, concurrently (the client bounds
-    concurrency and rate). A failed call is recorded on each of its pairs, never turned into a verdict."""
+    """Ask the judge about every candidate whose verdict the journal does not hold yet (:func:`pair_key`),
+    ``settings.batch`` pairs per call, concurrently (the client bounds concurrency and rate). A failed call is
+    recorded on each of its pairs, never turned into a verdict."""
     import asyncio
 
     out = Judged(scores={(c.i, c.j): c.score for c in found})
-    groups = batches(pairs, found, settings.batch)
+    journal = client.journal if client.use_cache else None
+    known, groups = plan_calls(pairs, found, settings, client.endpoint, prompt, journal)
+    for pair, verdict in known.items():
+        record_one(out, pair, verdict)
     done = 0
 
     async def one(batch: list[Candidate]) -> None:
@@ -399,6 +459,7 @@ async def judge(
                 out.failed[(c.i, c.j)] = res.error or "the judge call failed"
         else:
             record(out, batch, res.value)
+            remember(pairs, batch, res.value, client.endpoint, prompt, client.journal)
         done += 1
         if on_done is not None:
             on_done(done, len(groups))
@@ -408,26 +469,35 @@ async def judge(
     return out
 
 
+def record_one(out: Judged, pair: Pair, verdict: PairVerdict) -> None:
+    """Put one verdict into ``out``."""
+    reason = " ".join(verdict.reason.split()) or "no reason given"
+    (out.same if verdict.same else out.different)[pair] = reason
+
+
 def record(out: Judged, batch: Sequence[Candidate], reply: DuplicateJudgement) -> None:
     """Put the verdicts of one validated reply about ``batch`` into ``out``."""
     for v in reply.verdicts:
         c = batch[v.pair - 1]
-        reason = " ".join(v.reason.split()) or "no reason given"
-        (out.same if v.same else out.different)[(c.i, c.j)] = reason
+        record_one(out, (c.i, c.j), v)
 
 
 def replay(
     pairs: Sequence[QAPair], found: Sequence[Candidate], settings: JudgeSettings, endpoint: Endpoint, prompt: Prompt,
     journal: CallJournal | None,
 ) -> Judged:
-    """The verdicts the call journal already holds for these candidates, calling nothing (``--no-llm``): a batch
-    the journal does not hold leaves its pairs unjudged (neither linked nor noted: the thresholds decide)."""
+    """The verdicts the call journal already holds for these candidates, calling nothing (``--no-llm``): per pair
+    (:func:`pair_key`), else from a stored call about the batch; a candidate the journal knows neither way stays
+    unjudged (neither linked nor noted: the thresholds decide)."""
     from pydantic import ValidationError
 
     out = Judged(scores={(c.i, c.j): c.score for c in found})
     if journal is None:
         return out
-    for batch in batches(pairs, found, settings.batch):
+    known, groups = plan_calls(pairs, found, settings, endpoint, prompt, journal)
+    for pair, verdict in known.items():
+        record_one(out, pair, verdict)
+    for batch in groups:
         entry = journal.get(batch_key(pairs, batch, endpoint, prompt))
         if entry is None:
             continue
@@ -445,15 +515,3 @@ def batch_key(pairs: Sequence[QAPair], batch: Sequence[Candidate], endpoint: End
     from goldset.llm.client import request_key
 
     return request_key(endpoint, render_messages(pairs, batch, prompt), judgement_model(len(batch)))
-
-
-def call_keys(
-    pairs: Sequence[QAPair], found: Sequence[Candidate], settings: JudgeSettings, endpoint: Endpoint, prompt: Prompt
-) -> list[str]:
-    """The journal key of every call :func:`judge` would make (for estimates: which ones the journal holds)."""
-    return [batch_key(pairs, b, endpoint, prompt) for b in batches(pairs, found, settings.batch)]
-
-
-def cached_calls(keys: Sequence[str], journal: CallJournal | None) -> int:
-    """How many of these calls the journal answers."""
-    return 0 if journal is None else sum(1 for k in keys if journal.get(k) is not None)

@@ -7,7 +7,7 @@ duplicate judge's calls go through the call journal, so an unchanged re-run send
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Any
 from goldset.filters import duplicate_judge, duplicates
 from goldset.filters.duplicate_judge import Judged, JudgePlan
 from goldset.filters.incremental import input_hash, same_verdict, settings_hash, with_check
+from goldset.filters.registry import CHECKS
 from goldset.filters.run_state import FilterRun
-from goldset.filters.status import generation_rejects
+from goldset.filters.status import generation_rejects, rejected_before_judges
 from goldset.hashing import hash_obj
 from goldset.schema import PairStatus, QAPair
 
@@ -61,8 +62,9 @@ def duplicate_judge_plan(ws: Workspace, settings: FilterSettings, use_llm: bool)
 class DuplicateJudgeEstimate:
     """What the duplicate judge would do on the candidates file as it is (:func:`estimate_duplicate_judge`).
 
-    ``enabled`` False: it would not run, ``reason`` says why. ``calls``: batches it would make, ``cached`` those
-    the call journal answers (``to_send`` the rest); ``notes``: what the count leaves out.
+    ``enabled`` False: it would not run, ``reason`` says why. ``candidates``: pairs of questions it is asked about,
+    ``known`` those whose verdict the journal holds already; ``calls``: batches it would make about the others,
+    ``cached`` those the call journal answers (``to_send`` the rest); ``notes``: what the count leaves out.
     """
 
     enabled: bool
@@ -70,6 +72,7 @@ class DuplicateJudgeEstimate:
     model: str | None = None
     pairs: int = 0
     candidates: int = 0
+    known: int = 0
     calls: int = 0
     cached: int = 0
     notes: list[str] = field(default_factory=list)
@@ -108,16 +111,20 @@ def estimate_duplicate_judge(
     everyone = duplicates.participants(live, old)
     out = DuplicateJudgeEstimate(enabled=True, model=plan.endpoint.model, pairs=len(live))
     with journal_or_none(ws) as journal:
-        _, vectors, _, found = journal_candidates(journal, plan.endpoint, everyone, len(live), st, semantic=st.semantic)
+        excluded = not_judged(settings, live, [n for n in CHECKS if settings.for_check(n).enabled is not False])
+        _, vectors, _, found = journal_candidates(
+            journal, plan.endpoint, everyone, len(live), st, semantic=st.semantic, excluded=excluded
+        )
         missing = sum(1 for v in vectors or () if v is None)
         if missing:
             out.notes.append(
                 f"{missing} question(s) have no embedding in the journal yet: their embedding neighbours (up to "
                 f"{st.judge.embedding_top_k} each) are not counted"
             )
-        keys = duplicate_judge.call_keys(everyone, found, st.judge, plan.endpoint, plan.prompt)
-        out.candidates, out.calls = len(found), len(keys)
-        out.cached = duplicate_judge.cached_calls(keys, journal)
+        known, groups = duplicate_judge.plan_calls(everyone, found, st.judge, plan.endpoint, plan.prompt, journal)
+        keys = [duplicate_judge.batch_key(everyone, b, plan.endpoint, plan.prompt) for b in groups]
+        out.candidates, out.known, out.calls = len(found), len(known), len(keys)
+        out.cached = 0 if journal is None else sum(1 for k in keys if journal.get(k) is not None)
     return out
 
 
@@ -155,13 +162,16 @@ async def run_duplicate_stage(
     """
     st = run.settings_of(duplicates.SPEC)
     everyone = duplicates.participants(live, against)
+    excluded = not_judged(run.settings, live, run.names)
     keep_judged = judge_plan is None and st.judge.enabled is not False
     edges: Sequence[tuple[int, int, float]] = ()
     judged: Judged | None
     if replay_plan is not None:
         judge_plan, endpoint = replay_plan, replay_plan.endpoint
         with journal_or_none(run.ws) as journal:
-            model, _, strict, found = journal_candidates(journal, endpoint, everyone, len(live), st, semantic=False)
+            model, _, strict, found = journal_candidates(
+                journal, endpoint, everyone, len(live), st, semantic=False, excluded=excluded
+            )
             judged = duplicate_judge.replay(everyone, found, st.judge, endpoint, replay_plan.prompt, journal)
     else:
         embed_endpoint = semantic_endpoint
@@ -171,7 +181,11 @@ async def run_duplicate_stage(
         if semantic_endpoint and vectors:
             edges = duplicates.semantic_edges(vectors, st.semantic_threshold)
         strict = duplicates.links(everyone, st, edges)
-        judged = await judge_candidates(run, judge_plan, everyone, len(live), strict, vectors) if judge_plan else None
+        judged = (
+            await judge_candidates(run, judge_plan, everyone, len(live), strict, vectors, excluded)
+            if judge_plan
+            else None
+        )
         model = embed_endpoint.embedding_model if embed_endpoint else None
     run_duplicates(
         run, live, against, edges, model, strict=strict, judged=judged, judge_plan=judge_plan, keep_judged=keep_judged
@@ -210,6 +224,7 @@ def journal_candidates(
     st: duplicates.Settings,
     *,
     semantic: bool,
+    excluded: Collection[int] = (),
 ) -> tuple[str | None, list[list[float] | None] | None, duplicates.Links, list[duplicate_judge.Candidate]]:
     """The embedding model, the questions' vectors as the journal holds them, the strict links (with semantic
     links when ``semantic``) and the judge's candidates, calling nothing: for an estimate, and for a replay."""
@@ -217,7 +232,7 @@ def journal_candidates(
     vectors = journal_vectors(journal, model, everyone) if model else None
     edges = duplicates.semantic_edges(vectors, st.semantic_threshold) if semantic and vectors else []
     strict = duplicates.links(everyone, st, edges)
-    return model, vectors, strict, judge_candidates_of(everyone, n_own, st, strict, vectors)
+    return model, vectors, strict, judge_candidates_of(everyone, n_own, st, strict, vectors, excluded)
 
 
 def judge_candidates_of(
@@ -226,12 +241,24 @@ def judge_candidates_of(
     st: duplicates.Settings,
     strict: duplicates.Links,
     vectors: Sequence[Sequence[float] | None] | None,
+    excluded: Collection[int] = (),
 ) -> list[duplicate_judge.Candidate]:
-    """The candidate pairs the judge is asked about: not two released pairs, not identical questions."""
+    """The candidate pairs the judge is asked about: not two released pairs, not identical questions, none of the
+    ``excluded`` pairs (a cheaper verdict already rejects them: their strict links stand as they are)."""
+    out = set(excluded)
     return duplicate_judge.candidates(
         everyone, st.judge, strict=strict.strict_pairs(), vectors=vectors,
-        skip=lambda i, j: (i >= n_own and j >= n_own) or (i, j) in strict.identical,
+        skip=lambda i, j: (i >= n_own and j >= n_own) or (i, j) in strict.identical or i in out or j in out,
     )  # fmt: skip
+
+
+def not_judged(settings: FilterSettings, own: Sequence[QAPair], names: Collection[str]) -> list[int]:
+    """Indices of the pairs of ``own`` that no LLM judge is asked about: a cheaper verdict (generation, an expert,
+    one of the pair checks among ``names``) already rejects them, unless ``filter.judge_rejected``."""
+    if settings.judge_rejected:
+        return []
+    cheaper = [n for n in names if CHECKS[n].kind == "pair"]
+    return [i for i, p in enumerate(own) if rejected_before_judges(p, cheaper)]
 
 
 async def embed_questions(
@@ -260,13 +287,16 @@ async def judge_candidates(
     n_own: int,
     strict: duplicates.Links,
     vectors: Sequence[Sequence[float] | None] | None,
+    excluded: Collection[int] = (),
 ) -> Judged:
     """The duplicate judge on the candidate pairs among ``everyone`` (two released pairs and identical questions
     are not asked about); failed calls are reported in ``judge_errors``, grouped by their reason."""
     from goldset.llm import CallJournal, LLMClient
 
     st = run.settings_of(duplicates.SPEC)
-    found = judge_candidates_of(everyone, n_own, st, strict, vectors)
+    found = judge_candidates_of(everyone, n_own, st, strict, vectors, excluded)
+    if excluded:
+        run.report.not_judged[duplicates.NAME] = len(excluded)
     with CallJournal(run.ws.cache_path) as journal:
         async with LLMClient(plan.endpoint, journal) as client:
             judged = await duplicate_judge.judge(
