@@ -220,3 +220,40 @@ def test_refresh_needs_an_ingested_kb(tmp_path: Path) -> None:
     init_workspace(tmp_path / "ws")
     with pytest.raises(InputError, match="no KB snapshot to compare"):
         refresh(KB / "en", tmp_path / "ws")
+
+
+def test_every_pair_whatever_its_status_is_retired_or_moved_to_the_new_text(tmp_path: Path, fake: FakeOpenAI) -> None:
+    """Rejected, candidate and passed pairs on a changed chunk are re-checked like reviewed ones: a quote that
+    holds moves the pair to the new text (the filters then judge it there), a quote gone retires it (a rejected
+    pair always: nobody reviews it). The release after the refresh meets no stale evidence, whatever the filters
+    decided, and a second refresh right after makes no call."""
+    ws, docs, ids = _released_workspace(tmp_path)
+    holder = next(c for c in kb_chunks(ws) if c.id == ids["holder"])
+    hand = {}
+    for status in (PairStatus.rejected, PairStatus.candidate, PairStatus.passed):
+        for sentence, fate in ((KEPT_SENTENCE, "holds"), (GONE_SENTENCE, "gone")):
+            p = _hand_pair(holder, sentence)
+            question = f"{p.question} ({status.value}, {fate})"
+            p = p.model_copy(update={"id": pair_id([holder.id], "factual", question), "question": question,
+                                     "status": status})  # fmt: skip
+            hand[(status, fate)] = p.id
+            write_pairs(ws, [*read_pairs(ws), p])
+    copy_docs(docs, NEW)
+    dry = runner.invoke(app, ["refresh", str(docs), "--dry-run", "-w", str(ws.root)])
+    assert dry.exit_code == 0 and re.search(r"at most \d+ groundedness and \d+ duplicate-judge call", dry.output)
+    report = refresh(docs, ws)
+    pairs = {p.id: p for p in read_pairs(ws)}
+    new_chunks = {c.id: c for c in kb_chunks(ws)}
+    assert pairs[hand[(PairStatus.rejected, "gone")]].status is PairStatus.retired
+    moved = pairs[hand[(PairStatus.rejected, "holds")]]
+    assert moved.status is PairStatus.rejected and TAG_RECHECKED in moved.tags
+    for p in pairs.values():
+        if p.status is PairStatus.retired:
+            continue
+        for cid in p.chunk_ids:
+            assert p.provenance.chunk_hashes.get(cid) == new_chunks[cid].content_hash, (p.id, p.status)
+    assert report.groundedness_calls + report.duplicate_judge_calls + report.generation_calls == report.calls
+    release("1.1.0", message="docs 0.141.1", ws=ws)
+    calls = fake.calls
+    again = refresh(docs, ws)
+    assert again.calls == 0 and fake.calls == calls

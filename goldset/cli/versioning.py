@@ -208,9 +208,11 @@ def _print_refresh(r: RefreshReport) -> None:
             )
         else:
             out.print("generation    no new or changed chunk: no call")
+        share = f"; ~{p.judge_share:.0%} of such pairs pass the cheap checks here" if p.judge_share < 1 else ""
         out.print(
-            f"judge         up to {p.judge_calls} call(s) to re-check reviewed pairs, plus the filters' judge on "
-            "new pairs"
+            f"judges        at most {p.judge_calls} call(s) to re-check reviewed pairs; then the filters: at most "
+            f"{p.filter_judge_calls} groundedness and {p.duplicate_judge_calls} duplicate-judge call(s) on the new "
+            f"and re-checked pairs (none on those a cheap check rejects{share})"
         )
         out.print("Nothing was changed (dry run).")
         return
@@ -219,8 +221,8 @@ def _print_refresh(r: RefreshReport) -> None:
         f"{len(r.replaced)} retired and regenerated, {len(r.to_review)} stale for review, {len(r.new_pairs)} new"
     )
     out.print(
-        f"calls         {r.calls} ({r.generation_calls} generation, {r.judge_calls} re-check judge, "
-        f"{r.filter_calls} filters)"
+        f"calls         {r.calls}: {r.generation_calls} generation, {r.groundedness_calls} groundedness judge "
+        f"({r.judge_calls} re-checking reviewed pairs), {r.duplicate_judge_calls} duplicate judge"
     )
     for line in r.judge_errors[:5]:
         err_console().print(f"warning: judge failed for {line}")

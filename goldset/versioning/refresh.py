@@ -1,21 +1,27 @@
 """`goldset refresh DOCS_DIR`: bring the pairs up to date after the documents changed.
 
-The documents are ingested into a temporary folder and compared with the workspace's KB snapshot; each pair is
-then judged by its evidence, chunk by chunk, against the text it was written from (``provenance.chunk_hashes``):
+The documents are ingested into a temporary folder and compared with the workspace's KB snapshot; each pair,
+whatever its status (retired ones are done), is then judged by its evidence, chunk by chunk, against the text it
+was written from (``provenance.chunk_hashes``):
 
 - an evidence chunk is gone → the pair is **retired** (status ``retired``, the reason in ``checks["refresh"]``);
 - an evidence chunk's text changed → the pair is re-checked against the new text: every evidence quote must still
   be in its chunk and, for reviewed pairs (``accepted``, ``stale``), the LLM judge must still find the answer
-  supported (candidate and passed pairs are judged by the filters, which see that their evidence changed). A pair
-  that holds stays as it was, its chunk hashes moved to the new text; one that does not is retired and replaced by
-  pairs generated from the new text (``versioning.stale_pairs: regenerate``) or kept as ``stale`` for a reviewer
-  (``review``);
-- new and changed chunks get new pairs through the generation engine; unchanged chunks cost no call.
+  supported (candidate, passed and rejected pairs are judged by the filters, which see that their evidence
+  changed). A pair that holds stays as it was, its chunk hashes moved to the new text (so the filters re-check it
+  and a release finds its evidence current); one that does not is retired and replaced by pairs generated from
+  the new text (``versioning.stale_pairs: regenerate``) or kept as ``stale`` for a reviewer (``review``); a
+  rejected pair that does not hold is retired either way (nobody reviews a rejected pair);
+- new and changed chunks get new pairs through the generation engine; unchanged chunks cost no call;
+- every other pair is left alone.
 
-Then the filters run over the whole set (so a new pair that repeats an existing question is a duplicate), and
-every pair refresh touched carries a tag (``refresh:new``, ``refresh:rechecked``, ``refresh:review``,
-``refresh:retired``) so the review sample can start with what changed. ``dry_run`` ingests and plans only: it
-prints what would happen and the calls it would take, calls nothing and writes nothing.
+Then the filters run over the whole set (so a new pair that repeats an existing question is a duplicate); they
+judge only what changed: verdicts are keyed on what each check read, no judge is asked about a pair a cheaper
+check rejected, and the duplicate judge only about candidate pairs it never judged. Every pair refresh touched
+carries a tag (``refresh:new``, ``refresh:rechecked``, ``refresh:review``, ``refresh:retired``) so the review
+sample can start with what changed. ``dry_run`` ingests and plans only: it prints what would happen and the
+calls of every kind it would take (generation exactly, the judges as an upper bound), calls nothing and writes
+nothing.
 
 Order of work: everything is read and planned, then every LLM call is made (generation with ``write=False``, the
 judge), and only then are files written: the pairs first, then the KB snapshot. An interrupted refresh can be run
@@ -25,6 +31,7 @@ again: calls come back from the call journal, pairs already updated are recognis
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,9 +52,7 @@ TAG_NEW = "refresh:new"
 TAG_RECHECKED = "refresh:rechecked"
 TAG_REVIEW = "refresh:review"
 TAG_RETIRED = "refresh:retired"
-#: statuses whose pairs refresh looks at (rejected pairs are out of the set already; retired ones are done)
-LIVE = frozenset({PairStatus.candidate, PairStatus.passed, PairStatus.accepted, PairStatus.stale})
-#: statuses the filters do not judge (review owns them): refresh asks the judge itself for these
+#: statuses review owns: refresh asks the judge itself for these (the filters do not judge them)
 REVIEWED = frozenset({PairStatus.accepted, PairStatus.stale})
 
 
@@ -63,11 +68,20 @@ class RefreshPlan:
     retire: dict[str, str] = field(default_factory=dict)
     #: pair id → the evidence chunks whose text changed
     recheck: dict[str, list[str]] = field(default_factory=dict)
+    #: pair id → why its evidence no longer holds: a quote gone from its changed chunk
+    quote_failures: dict[str, str] = field(default_factory=dict)
     #: chunks asked for new pairs: added and changed ones
     generate_chunk_ids: list[str] = field(default_factory=list)
     estimate: Estimate | None = None
-    #: judge calls refresh itself makes at most (reviewed pairs with changed evidence)
+    #: judge calls refresh itself makes at most (reviewed pairs whose evidence changed and whose quotes hold)
     judge_calls: int = 0
+    #: the filters' judges afterwards, at most: groundedness (new pairs and re-checked unreviewed ones) and the
+    #: duplicate judge (batches of the candidate pairs those pairs can add)
+    filter_judge_calls: int = 0
+    duplicate_judge_calls: int = 0
+    #: the share of the set's unreviewed pairs that reach the judges (the rest a cheap check rejects): what of the
+    #: bounds above to expect
+    judge_share: float = 1.0
     n_pairs: int = 0
 
     @property
@@ -94,9 +108,21 @@ class RefreshReport:
         return self.generation.llm.calls if self.generation is not None else 0
 
     @property
+    def duplicate_judge_calls(self) -> int:
+        """Requests the filters' duplicate judge sent (cache hits not counted)."""
+        dup = self.filters.duplicate_judge if self.filters is not None else None
+        return int(dup.get("calls", 0)) if dup else 0
+
+    @property
     def filter_calls(self) -> int:
+        """Requests the filters sent: the groundedness judge (and repair) and the duplicate judge."""
         llm = self.filters.llm if self.filters is not None else None
         return int(llm.get("calls", 0)) if llm else 0
+
+    @property
+    def groundedness_calls(self) -> int:
+        """Requests of the groundedness judge: refresh's own re-checks and the filters' judge."""
+        return self.judge_calls + self.filter_calls - self.duplicate_judge_calls
 
     @property
     def calls(self) -> int:
@@ -135,7 +161,9 @@ def plan_refresh(
     docs_dir: Path,
     old_snapshot_id: str | None,
     new_snapshot_id: str,
+    recheck_groundedness: bool = True,
 ) -> RefreshPlan:
+    """What to do with each pair (the module docstring), decided from the two snapshots alone."""
     from goldset.kb import diff_snapshots
 
     diff = diff_snapshots(old_chunks, new_chunks)
@@ -143,7 +171,7 @@ def plan_refresh(
     old = {c.id: c for c in old_chunks}
     plan = RefreshPlan(docs_dir, old_snapshot_id, new_snapshot_id, diff, n_pairs=len(pairs))
     for pair in pairs:
-        if pair.status not in LIVE or not pair.evidence:
+        if pair.status is PairStatus.retired or not pair.evidence:
             continue
         removed, changed = _evidence_state(pair, new, old)
         if removed:
@@ -154,10 +182,45 @@ def plan_refresh(
             )
         elif changed:
             plan.recheck[pair.id] = changed
+            why = _quotes_hold(pair, new)
+            if why is not None:
+                plan.quote_failures[pair.id] = why
     plan.generate_chunk_ids = sorted(set(diff.chunks_added) | set(diff.chunks_changed))
     by_id = {p.id: p for p in pairs}
-    plan.judge_calls = sum(1 for pid in plan.recheck if by_id[pid].status in REVIEWED)
+    holding = [by_id[pid] for pid in plan.recheck if pid not in plan.quote_failures]
+    if recheck_groundedness:
+        plan.judge_calls = sum(1 for p in holding if p.status in REVIEWED)
     return plan
+
+
+def _judge_bounds(ws: Workspace, plan: RefreshPlan, pairs: Sequence[QAPair]) -> None:
+    """The filters' judge calls after the refresh: at most one groundedness call per new pair and per re-checked
+    unreviewed pair, and the duplicate-judge batches of the candidate pairs they can bring (each one's nearest
+    questions); ``judge_share`` is the share of this set's unreviewed pairs the cheap checks let through to the
+    judges, so ``share × bound`` is what to expect. 0 when the judges are off."""
+    from goldset.config import load_settings
+    from goldset.filters import duplicates, groundedness
+    from goldset.filters.registry import CHECKS
+    from goldset.filters.status import owned_by_filters, rejected_before_judges
+    from goldset.llm import endpoint_configured, resolve_endpoint
+
+    settings = load_settings(ws).filter
+    if not endpoint_configured(ws, "judge"):
+        return
+    by_id = {p.id: p for p in pairs}
+    new_pairs = plan.estimate.pairs_requested if plan.estimate is not None else 0
+    unreviewed = sum(1 for pid in plan.recheck if pid not in plan.quote_failures and by_id[pid].status not in REVIEWED)
+    cheap = [n for n, spec in CHECKS.items() if spec.kind == "pair"]
+    owned = [p for p in pairs if owned_by_filters(p) and p.checks]
+    if owned and not settings.judge_rejected:
+        plan.judge_share = sum(1 for p in owned if not rejected_before_judges(p, cheap)) / len(owned)
+    if settings.for_check(groundedness.NAME).enabled is not False:
+        plan.filter_judge_calls = new_pairs + unreviewed
+    dup = settings.for_check(duplicates.SPEC)
+    if dup.enabled is not False and dup.judge.enabled is not False:
+        embeds = dup.judge.embeddings and bool(resolve_endpoint(ws, "judge").embedding_model)
+        per_pair = dup.judge.top_k + (dup.judge.embedding_top_k if embeds else 0)
+        plan.duplicate_judge_calls = -(-(new_pairs + unreviewed) * per_pair // dup.judge.batch)
 
 
 def _estimate(ws: Workspace, new_chunks: list[Chunk], chunk_ids: list[str]) -> Estimate | None:
@@ -217,6 +280,13 @@ def _judge(
     return verdicts, errors, calls
 
 
+def _left_in_a_round(pair: QAPair) -> bool:
+    """An unreviewed pair an earlier review round held without sampling it: the round's estimate speaks for its
+    old text, not for the new one."""
+    r = pair.review
+    return pair.status is not PairStatus.rejected and r.round is not None and not r.sampled and not r.decisions
+
+
 def _tagged(pair: QAPair, tag: str) -> list[str]:
     return pair.tags if tag in pair.tags else [*pair.tags, tag]
 
@@ -266,8 +336,11 @@ def refresh(
         plan = plan_refresh(
             workspace, pairs, old_chunks, new_chunks, docs_dir=Path(docs_dir),
             old_snapshot_id=old_snapshot.id, new_snapshot_id=new_snapshot.id,
+            recheck_groundedness=settings.recheck_groundedness,
         )  # fmt: skip
         plan.estimate = _estimate(workspace, new_chunks, plan.generate_chunk_ids)
+        if dry_run and plan.has_changes:
+            _judge_bounds(workspace, plan, pairs)
         report = RefreshReport(plan=plan, dry_run=dry_run)
         if dry_run or not plan.has_changes:
             return report
@@ -298,7 +371,7 @@ def _apply(
     if plan.generate_chunk_ids:
         report.generation = generate(ws, chunks=new_chunks, chunk_ids=plan.generate_chunk_ids, write=False,
                                      progress=progress)  # fmt: skip
-    quote_failures = {pid: why for pid in plan.recheck if (why := _quotes_hold(by_id[pid], chunks)) is not None}
+    quote_failures = plan.quote_failures
     to_judge = [
         by_id[pid] for pid in plan.recheck
         if pid not in quote_failures and by_id[pid].status in REVIEWED and settings.recheck_groundedness
@@ -321,9 +394,15 @@ def _apply(
             hashes = {**pair.provenance.chunk_hashes, **{cid: chunks[cid].content_hash for cid in changed}}
             judged = "quotes and answer" if verdict is not None else "quotes"
             checks_note = f"evidence changed in {docs}; {judged} re-checked against the new text and still hold"
-            out[pid] = _mark(pair, passed=True, reason=checks_note, tag=TAG_RECHECKED,
-                             provenance=pair.provenance.model_copy(update={"chunk_hashes": hashes}))  # fmt: skip
+            update: dict[str, Any] = {"provenance": pair.provenance.model_copy(update={"chunk_hashes": hashes})}
+            if _left_in_a_round(pair):
+                update["review"] = type(pair.review)()  # new text: the next round draws it, the old one lets it go
+            out[pid] = _mark(pair, passed=True, reason=checks_note, tag=TAG_RECHECKED, **update)
             report.kept.append(pid)
+        elif pair.status is PairStatus.rejected:
+            reason = f"retired by refresh: evidence changed in {docs} and {why}; the pair was rejected already"
+            out[pid] = _mark(pair, passed=False, reason=reason, tag=TAG_RETIRED, status=PairStatus.retired)
+            report.retired.append(pid)
         elif settings.stale_pairs == "regenerate":
             reason = (
                 f"retired by refresh: evidence changed in {docs} and {why}; new pairs were generated from the new text"
