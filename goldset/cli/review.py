@@ -37,7 +37,8 @@ def sample(
         int | None, typer.Option("--seed", help="Seed (default review.seed): same seed, same sample.")
     ] = None,
     random_share: Annotated[
-        float | None, typer.Option("--random-share", help="Least share drawn uniformly at random (the estimate's).")
+        float | None,
+        typer.Option("--random-share", help="Share drawn uniformly at random: the estimate's (review.random_share)."),
     ] = None,
     redraw: Annotated[
         bool, typer.Option("--redraw", help="Discard the latest round (no decisions yet) and draw it again.")
@@ -70,9 +71,22 @@ def sample(
     out.print(table)
     reasons = ", ".join(f"{k} {v}" for k, v in sorted(r.risk_reasons.items()))
     out.print(f"risk part {r.risk}{f' ({reasons})' if reasons else ''}; random part {r.random}, in {r.strata} strata")
+    configured = "|".join(r.configured_strata) or "all"
+    used = "|".join(r.dimensions) or "all"
+    if r.merged or used != configured:
+        pooled = "; ".join(f"{s} <- {len(held)}" for s, held in list(r.merged.items())[:4])
+        more = f" (+{len(r.merged) - 4} more)" if len(r.merged) > 4 else ""
+        out.print(f"strata fitted to the random part (aiming at {r.min_random_per_stratum} draws each): the "
+                  f"{r.fine_strata} strata of {configured} became {r.strata}"
+                  + (f", by {used}" if used != configured else "")
+                  + (f"; pooled: {pooled}{more}" if pooled else ""))  # fmt: skip
+    out.print(f"the estimate speaks for {r.speaks_for} of the {r.remainder} pairs outside the risk part; with the "
+              f"{r.risk} risk pairs (reviewed one by one), {r.covered_share:.0%} of the {r.population} passed pairs "
+              "are covered")  # fmt: skip
     if r.uncovered:
-        out.print(f"[yellow]{len(r.uncovered)} strata have no pair in a sample this small[/] (e.g. {r.uncovered[0]});"
-                  " use --size or fewer review.strata")  # fmt: skip
+        left = r.remainder - r.speaks_for
+        out.print(f"[yellow]{len(r.uncovered)} strata ({left} pairs) have no random pair: the estimate says nothing "
+                  f"of them[/] (e.g. {r.uncovered[0]}); raise --random-share (review.random_share)")  # fmt: skip
     out.print(f"recorded in {r.path} and the manifest. Next: goldset review push (or export FILE)")
 
 

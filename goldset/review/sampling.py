@@ -1,30 +1,47 @@
 """The expert-review sample: stratified, risk first, with a uniformly random part that the estimate rests on.
 
-A *round* draws from the passed pairs that no earlier round held (its *population*). Each pair of it gets a
-*stratum* (question type | language | first evidence document, see ``review.strata``). Then, in this order:
+A *round* draws ``size`` pairs from the passed pairs that no earlier round held (its *population*), in this order:
 
-1. **Risk part.** The riskiest pairs of the population, whatever their stratum: pairs with a flag (a failed check
-   on a pair that still passed, :func:`flags_of`), a borderline score (a passed check within
-   ``review.borderline_margin`` of its threshold), a risky type (``multi_hop``, ``unanswerable``, ``ambiguous``,
-   ``open_ended``: :data:`RISKY_TYPES`), or evidence chunks that changed since generation. Highest risk score
-   first; ties in a seeded random order. It gets ``size - random part`` places at most, and only pairs with some
-   risk.
-2. **Random part.** At least ``review.random_share`` of the sample (and at least one pair per stratum when the
-   sample is that large), allocated to strata in proportion to what each stratum has left after step 1 (largest
-   remainder, at least one each), drawn within each stratum by a seeded shuffle. Each random pair records its
-   weight: the pairs of its stratum's remainder it stands for (``remainder / drawn``), the inverse of its
-   inclusion probability. The unreviewed rest of a stratum is a uniformly random part of that same remainder,
-   so the weighted acceptance rate of the random part estimates the rest's without bias (``review/estimate.py``).
+1. **The split.** The random part gets ``review.random_share`` of the size (rounded; at least one pair when the
+   share is above 0), the risk part the rest. The strata never change this split: they are fitted to the random
+   part afterwards (step 3), so risky pairs always get their places.
+2. **Risk part.** The riskiest pairs of the population, whatever their stratum, up to its places: pairs whose
+   evidence changed (a ``refresh:new``, ``refresh:rechecked`` or ``refresh:review`` tag a refresh left, or evidence
+   chunks whose text changed since generation, :func:`changed_chunks_of`) first, then flags (a failed check on a
+   pair that still passed, :func:`flags_of`), borderline scores (a passed check within ``review.borderline_margin``
+   of its threshold) and risky types (``multi_hop``, ``unanswerable``, ``ambiguous``, ``open_ended``:
+   :data:`RISKY_TYPES`). Highest risk score first (:data:`RISK_POINTS`); ties in a seeded random order. Only pairs
+   with some risk; places it cannot fill go to the random part.
+3. **Strata fitted to the random part.** A stratum is made of the values of ``review.strata`` (question type |
+   language | first evidence document: ``factual|en|guide/intro.md``). With ``R`` random places, ``L`` pairs left
+   after step 2 and ``m = review.min_random_per_stratum``, a stratum (or a coarser key: ``factual|en``,
+   ``factual``) is *big* when it has at least ``m * L / R`` pairs left: in proportion it earns ``m`` draws.
+   Each pair goes into the finest big key of its own; the pairs of a key that none of its big sub-strata holds
+   form that key's pool, named ``<key>|other`` (or ``<key>`` when no sub-stratum of it is big), and a pool that
+   is not big itself joins its coarser key's pool, up to one ``other`` (or ``all``) stratum. When that leaves more
+   than ``max(1, R // m)`` strata with pairs left, the last dimension is dropped (by default ``doc``, then
+   ``language``, then ``question_type``) and the rule applied again, down to a single ``all`` stratum
+   (:func:`fit_strata`). So the strata fit the random part, never the other way round: every stratum with pairs
+   left gets a random pair (``m`` when ``R`` allows) and the estimate speaks for the whole remainder (none of it
+   when ``R`` is 0, ``random_share: 0``: :class:`SampleReport` says so). The rule reads only the population, the
+   risk part and the sizes, never the random draws, so the estimate stays unbiased within the strata used.
+4. **Random part.** ``R`` places allocated to the fitted strata in proportion to what each has left after step 2
+   (``m`` each first, or one each when ``R`` is too small for that; largest remainder), drawn within each stratum
+   by a seeded shuffle. Each random pair records its weight: the pairs of its stratum's remainder it stands for
+   (``remainder / drawn``), the inverse of its inclusion probability. The unreviewed rest of a stratum is a
+   uniformly random part of that same remainder, so the weighted acceptance rate of the random part estimates the
+   rest's without bias (``review/estimate.py``).
 
 The same population, size and seed always give the same sample (one generator per stratum, seeded by seed,
-round and stratum). Each pair records ``review.round``, ``stratum``, ``sampled``, ``random``, ``weight``, ``seed``
-and ``risk``; the manifest records the round (seed, sizes).
+round and stratum). Each pair records ``review.round``, ``stratum`` (the fitted one), ``sampled``, ``random``,
+``weight``, ``seed`` and ``risk``; the manifest records the round (seed, sizes).
 """
 
 from __future__ import annotations
 
+import math
 import random
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,8 +66,12 @@ THRESHOLDS: dict[str, tuple[str, ...]] = {
     "duplicate": ("threshold",),
 }
 
-#: Risk points per kind of signal (a pair's risk score is their sum).
-RISK_POINTS = {"flag": 8, "borderline": 4, "changed": 4, "type": 2}
+#: Risk points per kind of signal (a pair's risk score is their sum): what changed in the documents first (a
+#: refresh's tag, evidence whose text changed), then flags, borderline scores, risky types.
+RISK_POINTS = {"refresh": 16, "changed": 16, "flag": 8, "borderline": 4, "type": 2}
+#: The tags ``goldset refresh`` leaves on the pairs it generated or re-checked (``versioning/refresh.py``; review
+#: does not import versioning, a test holds them equal).
+REFRESH_TAGS = ("refresh:new", "refresh:rechecked", "refresh:review")
 #: Types whose pairs go wrong more often and that no cheap check can vouch for: two chunks to combine (multi_hop),
 #: an absence to confirm (unanswerable), readings the KB must really have, each answered (ambiguous), key points
 #: to synthesise from several chunks (open_ended).
@@ -96,6 +117,7 @@ def risk_of(
     """(risk score, reasons) of one pair; 0 and [] for a pair with nothing that makes it risky."""
     reasons = [f"flag:{n}" for n in flags_of(pair)]
     reasons += [f"borderline:{n}" for n in borderline_of(pair, filters, margin)]
+    reasons += [t for t in REFRESH_TAGS if t in pair.tags]
     if pair.question_type in RISKY_TYPES:
         reasons.append(f"type:{pair.question_type.value}")
     if changed_chunks_of(pair, chunks):
@@ -104,52 +126,136 @@ def risk_of(
     return score, reasons
 
 
-def stratum_of(pair: QAPair, dimensions: Sequence[str]) -> str:
-    """``factual|en|guide/intro.md``: the values of the chosen dimensions, in that order."""
+def values_of(pair: QAPair, dimensions: Sequence[str]) -> tuple[str, ...]:
+    """The pair's values of the chosen dimensions, in that order."""
     values = {
         "question_type": pair.question_type.value,
         "language": pair.language,
         "doc": pair.doc_ids[0] if pair.doc_ids else "-",
     }
-    return "|".join(values[d] for d in dimensions) or "all"
+    return tuple(values[d] for d in dimensions)
 
 
-def allocate(sizes: Mapping[str, int], n: int) -> dict[str, int]:
-    """``n`` places shared by strata in proportion to ``sizes`` (largest remainder, ties by name); at least one
-    each when ``n`` covers every non-empty stratum."""
+def name_of(key: tuple[str, ...]) -> str:
+    return "|".join(key) or "all"
+
+
+def stratum_of(pair: QAPair, dimensions: Sequence[str]) -> str:
+    """``factual|en|guide/intro.md``: the values of the chosen dimensions, in that order (before any fitting)."""
+    return name_of(values_of(pair, dimensions))
+
+
+@dataclass
+class Strata:
+    """The strata a round's random part uses, fitted to its size (see the module doc, step 3)."""
+
+    of: dict[str, str] = field(default_factory=dict)  # every population pair id -> stratum
+    dimensions: list[str] = field(default_factory=list)  # the dimensions pooled on (the last dropped if need be)
+    merged: dict[str, list[str]] = field(default_factory=dict)  # pooled stratum -> the strata it holds
+
+
+def _pooled(keys: Mapping[str, tuple[str, ...]], left_ids: Sequence[str], depth: int, below: float) -> Strata:
+    """Strata of the ``depth``-long ``keys``: the big ones (``below`` pairs left or more) kept, the small ones pooled
+    in their nearest coarser key's ``|other`` part (module doc, step 3)."""
+    size: Counter[tuple[str, ...]] = Counter()
+    for pid in left_ids:
+        for j in range(depth + 1):
+            size[keys[pid][:j]] += 1
+    children: dict[tuple[str, ...], set[tuple[str, ...]]] = defaultdict(set)
+    for key in keys.values():
+        for j in range(depth):
+            children[key[:j]].add(key[: j + 1])
+    # Bottom-up: the pairs left in each key's pool (what none of its big sub-strata holds) and which pools stand.
+    own: dict[tuple[str, ...], int] = {}
+    kept: set[tuple[str, ...]] = {k for k in set(keys.values()) if size[k] >= below}
+    for node in sorted(children, key=len, reverse=True):
+        own[node] = sum(size[c] if size[c] < below else (0 if c in kept else own[c]) for c in children[node])
+        if not node or own[node] >= below:
+            kept.add(node)
+    has_kept_below = {k[:j] for k in kept for j in range(len(k))}
+
+    def home(key: tuple[str, ...]) -> tuple[str, ...]:
+        j = max((j for j in range(depth + 1) if size[key[:j]] >= below), default=0)
+        node = key[:j]
+        while node not in kept:
+            node = node[:-1]
+        return node
+
+    out = Strata()
+    homes = {key: home(key) for key in set(keys.values())}
+    names = {node: name_of(node if node not in has_kept_below else (*node, "other")) for node in set(homes.values())}
+    out.of = {pid: names[homes[key]] for pid, key in keys.items()}
+    pooled: dict[str, list[str]] = defaultdict(list)
+    for key, node in homes.items():
+        pooled[names[node]].append(name_of(key))
+    out.merged = {s: sorted(ks) for s, ks in sorted(pooled.items()) if len(ks) > 1 or ks != [s]}
+    return out
+
+
+def fit_strata(
+    population: Sequence[QAPair], left: Sequence[QAPair], n_random: int, dimensions: Sequence[str], least: int
+) -> Strata:
+    """The strata of ``dimensions`` for which ``n_random`` random places give each stratum with pairs ``left``
+    (the population less the risk part) ``least`` draws (module doc, step 3)."""
+    cap = max(1, n_random // least)
+    below = least * len(left) / n_random if n_random else math.inf
+    values = {p.id: values_of(p, dimensions) for p in population}
+    left_ids = [p.id for p in left]
+    for depth in range(len(dimensions), 0, -1):
+        strata = _pooled({pid: v[:depth] for pid, v in values.items()}, left_ids, depth, below)
+        if len({strata.of[pid] for pid in left_ids}) <= cap:
+            strata.dimensions = list(dimensions[:depth])
+            return strata
+    return Strata(of=dict.fromkeys(values, "all"))
+
+
+def allocate(sizes: Mapping[str, int], n: int, least: int = 1) -> dict[str, int]:
+    """``n`` places shared by strata in proportion to ``sizes`` (largest remainder, ties by name): each non-empty
+    stratum first gets ``least`` (or all it has) when ``n`` covers that, else one when ``n`` covers that."""
     strata = sorted(k for k, v in sizes.items() if v > 0)
     total = sum(sizes[k] for k in strata)
     if n >= total:
         return {k: sizes[k] for k in strata}
     if n <= 0:
         return {k: 0 for k in strata}
-    if n >= len(strata):
-        from goldset.evaluation.sampling import allocate as allocate_min_one
-
-        return allocate_min_one({k: sizes[k] for k in strata}, n)
-    quotas = {k: n * sizes[k] / total for k in strata}
-    counts = {k: int(quotas[k]) for k in strata}
+    base = {k: min(least, sizes[k]) for k in strata}
+    if sum(base.values()) > n:
+        base = {k: 1 if len(strata) <= n else 0 for k in strata}
+    room = {k: sizes[k] - base[k] for k in strata}
+    rest = n - sum(base.values())
+    quotas = {k: rest * room[k] / sum(room.values()) for k in strata}
+    counts = {k: base[k] + int(quotas[k]) for k in strata}
     left = n - sum(counts.values())
-    for k in sorted(strata, key=lambda s: (-(quotas[s] - counts[s]), s)):
+    for k in sorted(strata, key=lambda s: (-(quotas[s] - int(quotas[s])), s)):
         if left <= 0:
             break
-        counts[k] += 1
-        left -= 1
+        if counts[k] < sizes[k]:
+            counts[k] += 1
+            left -= 1
     return counts
 
 
 @dataclass
 class Draw:
-    """One round's choice: which pairs, in which part, with which weights and reasons."""
+    """One round's choice: which pairs, in which part, with which weights and reasons, in which strata."""
 
-    strata: dict[str, str] = field(default_factory=dict)  # every population pair id -> stratum
+    strata: dict[str, str] = field(default_factory=dict)  # every population pair id -> (fitted) stratum
     risk: dict[str, list[str]] = field(default_factory=dict)  # risk-part pair id -> reasons
     random: dict[str, float] = field(default_factory=dict)  # random-part pair id -> weight
     reasons: dict[str, list[str]] = field(default_factory=dict)  # every sampled pair id -> its risk reasons
+    dimensions: list[str] = field(default_factory=list)  # the dimensions pooled on (the last dropped if need be)
+    merged: dict[str, list[str]] = field(default_factory=dict)  # pooled stratum -> the strata it holds
 
     @property
     def sampled(self) -> list[str]:
         return sorted({*self.risk, *self.random})
+
+
+def split(size: int, random_share: float) -> int:
+    """Random places of a sample of ``size``: ``random_share`` of it, rounded, at least one when the share is
+    above 0 (the rest is the risk part's)."""
+    n_random = min(size, round(random_share * size))
+    return max(n_random, 1) if random_share > 0 and size > 0 else n_random
 
 
 def draw(
@@ -161,29 +267,27 @@ def draw(
     random_share: float,
     dimensions: Sequence[str],
     risk: Mapping[str, tuple[int, list[str]]],
+    min_random_per_stratum: int = 2,
 ) -> Draw:
     """The pure part of sampling: choose ``size`` pairs of ``population`` (see the module doc)."""
     out = Draw()
-    groups: dict[str, list[QAPair]] = defaultdict(list)
-    for p in population:
-        s = stratum_of(p, dimensions)
-        out.strata[p.id] = s
-        groups[s].append(p)
     size = min(size, len(population))
-    if size <= 0:
-        return out
-    n_random_min = max(round(random_share * size), min(len(groups), size))
-    risk_budget = size - n_random_min
 
     def tiebreak(pid: str) -> str:
         return short_hash(f"{seed}:{round_no}:{pid}")
 
     risky = sorted((p for p in population if risk.get(p.id, (0, []))[0] > 0),
                    key=lambda p: (-risk[p.id][0], tiebreak(p.id)))  # fmt: skip
-    for p in risky[:risk_budget]:
+    for p in risky[: max(0, size - split(size, random_share))]:
         out.risk[p.id] = risk[p.id][1]
-    remainder = {s: [p for p in members if p.id not in out.risk] for s, members in groups.items()}
-    counts = allocate({s: len(m) for s, m in remainder.items()}, size - len(out.risk))
+    left = [p for p in population if p.id not in out.risk]
+    n_random = size - len(out.risk)
+    strata = fit_strata(population, left, n_random, dimensions, min_random_per_stratum)
+    out.strata, out.dimensions, out.merged = strata.of, strata.dimensions, strata.merged
+    remainder: dict[str, list[QAPair]] = defaultdict(list)
+    for p in left:
+        remainder[out.strata[p.id]].append(p)
+    counts = allocate({s: len(m) for s, m in remainder.items()}, n_random, min_random_per_stratum)
     for s in sorted(remainder):
         members = sorted(remainder[s], key=lambda p: p.id)
         take = counts.get(s, 0)
@@ -211,7 +315,8 @@ def eligible(pairs: Sequence[QAPair]) -> list[QAPair]:
 
 @dataclass
 class SampleReport:
-    """What ``sample`` drew: sizes of the round, its parts and strata, and the strata it could not cover."""
+    """What ``sample`` drew: sizes of the round, its parts and strata (as fitted to the random part), and what the
+    estimate speaks for."""
 
     round: int | None = None
     seed: int = 0
@@ -222,10 +327,30 @@ class SampleReport:
     strata: int = 0
     per_stratum: dict[str, tuple[int, int, int]] = field(default_factory=dict)  # stratum -> (pairs, risk, random)
     risk_reasons: dict[str, int] = field(default_factory=dict)
+    #: the strata the round used: review.strata as configured, the dimensions kept, and the pooled strata
+    configured_strata: list[str] = field(default_factory=list)
+    dimensions: list[str] = field(default_factory=list)
+    merged: dict[str, list[str]] = field(default_factory=dict)  # pooled stratum -> the strata it holds
+    min_random_per_stratum: int = 0
+    fine_strata: int = 0  # strata of the configured dimensions in the population, before fitting
+    #: strata with pairs left after the risk part but no random pair: the estimate says nothing of them
     uncovered: list[str] = field(default_factory=list)
+    #: pairs the estimate speaks for: the random pairs and the rest of their strata (the sum of their weights)
+    speaks_for: int = 0
     discarded: int = 0  # --redraw: pairs of the previous draw released
     written: bool = False
     path: Path | None = None
+
+    @property
+    def remainder(self) -> int:
+        """Pairs outside the risk part: what the estimate should speak for."""
+        return self.population - self.risk
+
+    @property
+    def covered_share(self) -> float:
+        """Share of the population that is known after review: the risk part (reviewed one by one) and the pairs
+        the estimate speaks for. 1.0 when every stratum with pairs left has a random pair."""
+        return (self.risk + self.speaks_for) / self.population if self.population else 1.0
 
 
 def sample(
@@ -287,7 +412,8 @@ def sample(
     risk = {p.id: risk_of(p, bench.chunks, filters, settings.borderline_margin) for p in population}
     round_no = max([r.round for r in bench.rounds] + [p.review.round or 0 for p in bench.pairs] + [0]) + 1
     chosen = draw(population, n, seed=settings.seed, round_no=round_no, random_share=settings.random_share,
-                  dimensions=settings.strata, risk=risk)  # fmt: skip
+                  dimensions=settings.strata, risk=risk,
+                  min_random_per_stratum=settings.min_random_per_stratum)  # fmt: skip
     if not population:
         return report
 
@@ -302,7 +428,12 @@ def sample(
         counts[s][2] += pid in chosen.random
     report.per_stratum = {s: (c[0], c[1], c[2]) for s, c in sorted(counts.items())}
     report.strata = len(counts)
-    report.uncovered = [s for s, c in report.per_stratum.items() if c[1] + c[2] == 0]
+    report.configured_strata = list(settings.strata)
+    report.dimensions, report.merged = chosen.dimensions, chosen.merged
+    report.min_random_per_stratum = settings.min_random_per_stratum
+    report.fine_strata = len({stratum_of(p, settings.strata) for p in population})
+    report.uncovered = [s for s, (n_s, r_s, x_s) in report.per_stratum.items() if n_s > r_s and not x_s]
+    report.speaks_for = sum(n_s - r_s for n_s, r_s, x_s in report.per_stratum.values() if x_s)
     for reasons in chosen.risk.values():
         for r in reasons:
             key = r.split(":", 1)[0]

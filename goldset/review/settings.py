@@ -91,12 +91,21 @@ class ReviewSettings(BaseModel):
         0.5,
         ge=0,
         le=1,
-        description="Least share of the sample drawn uniformly at random within strata (the part the quality "
-        "estimate rests on); the rest goes to the riskiest pairs. Raised when needed to give every stratum one pair.",
+        description="Share of the sample drawn uniformly at random within strata (the part the quality estimate "
+        "rests on; at least one pair when above 0); the rest goes to the riskiest pairs, and to the random part when "
+        "fewer pairs are risky. The strata are fitted to this part, never the other way round.",
     )
     strata: list[Dimension] = Field(
         default_factory=lambda: list(DEFAULT_STRATA),
-        description="What a stratum is made of: question_type, language, doc (the first evidence document).",
+        description="What a stratum is made of, finest first: question_type, language, doc (the first evidence "
+        "document). Fitted to the random part: strata too small for min_random_per_stratum draws are pooled "
+        "(<key>|other), and dimensions dropped from the last one if that is not enough.",
+    )
+    min_random_per_stratum: int = Field(
+        2,
+        ge=1,
+        description="Random draws each stratum should get; the strata are coarsened until the random part can give "
+        "them that (so the estimate speaks for every pair outside the risk part).",
     )
     borderline_margin: float = Field(
         0.1,
