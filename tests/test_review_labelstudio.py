@@ -113,10 +113,13 @@ def test_a_changed_pair_updates_its_task_and_older_annotations_are_not_applied(
     assert len(preds) == 1 and any(x["value"]["text"] == ["A repaired answer, in other words."]
                                    for x in preds[0].result if x["from_name"] == "edited_answer")  # fmt: skip
     got = pull(ws)
-    assert not got.written and any("earlier text" in p for p in got.problems), got.problems
+    assert not got.written and [p.pair_id for p in got.problems] == [target]
+    assert "earlier text" in str(got.problems[0]), got.problems
     assert pairs_of(ws)[target].review.outcome is None
     annotate(ls, task.id, [choices("verdict", "accept")])  # on the new text
-    assert pull(ws).changed == {"accepted": 1}
+    again = pull(ws)
+    assert again.changed == {"accepted": 1}
+    assert not again.problems and any("superseded" in n for n in again.notes), "the reviewer's later one counts"
 
 
 def test_pull_applies_accept_reject_edit_skip_and_resolves_disagreement(
@@ -174,8 +177,10 @@ def test_pull_applies_accept_reject_edit_skip_and_resolves_disagreement(
     assert r.agreement is not None and r.agreement.fleiss_items == 2 and r.agreement.raters_per_item == 2
     k, n = r.agreement.cohen[("alice@example.com", "bob@example.com")]
     assert n == 2 and k == 0.0, "one agreement, one split, all 'accept' by alice: kappa 0"
-    assert after[bad] == pairs[bad] and any("'maybe' is not one of its values" in p for p in r.problems)
-    assert any(f"names pair {gone}" in p for p in r.problems)
+    assert after[bad] == pairs[bad]
+    assert [p.pair_id for p in r.problems] == sorted([bad, gone])
+    assert "'maybe' is not one of its choices" in str(next(p for p in r.problems if p.pair_id == bad))
+    assert str(next(p for p in r.problems if p.pair_id == gone)).startswith(f"{gone}: the pair is not in the set")
     assert after[copy].status == PairStatus.rejected and copy in r.edits_failing
     assert "verbatim" in r.edits_failing[copy]
     assert r.cancelled == 1 and r.per_reviewer == {"alice@example.com": 5, "bob@example.com": 3}
@@ -292,3 +297,34 @@ def test_a_dropped_answer_to_creating_the_project_makes_no_second_project(
     assert creates == [("POST", "/api/projects", 201)], "one create, answered by the server, dropped on the way"
     matching = [p.id for p in ls.projects.list(title=title_of(ws)) if p.title == title_of(ws)]
     assert matching == [r.project] and r.imported == 4
+
+
+def test_pull_applies_choices_posted_by_their_displayed_text_and_lists_the_rest_by_pair(
+    tmp_path: Path, server: Server, ls: Any
+) -> None:
+    """Annotations written through the API with the text the UI shows ("Accept") or another case are applied;
+    the ones that cannot be are listed by pair, the command exits 2, and what could be applied was written."""
+    from typer.testing import CliRunner
+
+    from goldset.cli import app
+
+    ws = make_workspace(tmp_path / "ws", 30)
+    sample(ws, size=6, seed=5)
+    push(ws)
+    pid = project_id(ls, title_of(ws))
+    tasks = {k: v[0] for k, v in tasks_by_pair(ls, pid).items()}
+    ids = sorted(tasks)
+    for pair_id, verdict in zip(ids, ["Accept", "ACCEPT", "accept", "Edit", "Reject", "Maybe"], strict=True):
+        annotate(ls, tasks[pair_id].id, [choices("verdict", verdict)])
+
+    r = CliRunner().invoke(app, ["review", "pull", "-w", str(ws.root)])
+    assert r.exit_code == 2, r.output
+    after = pairs_of(ws)
+    assert [after[i].status for i in ids[:5]] == [PairStatus.accepted] * 4 + [PairStatus.rejected], r.output
+    assert after[ids[3]].review.outcome == "accepted", "Edit without any change counts as accept"
+    assert after[ids[4]].review.outcome == "rejected" and after[ids[5]].review.outcome is None
+    lines = [line.strip() for line in r.output.splitlines()]
+    assert any(line.startswith(f"{ids[5]}: does not match the labeling config") and "'Maybe'" in line
+               for line in lines), r.output  # fmt: skip
+    assert "written: data/pairs.jsonl" in r.output and "1 annotation(s) of 1 pair(s) could not be applied" in r.output
+
