@@ -30,6 +30,7 @@ from tests.helpers.labelstudio import (
     require_server,
     tasks_by_pair,
     textarea,
+    ui_project,
 )
 from tests.helpers.review_data import make_workspace
 
@@ -328,3 +329,86 @@ def test_pull_applies_choices_posted_by_their_displayed_text_and_lists_the_rest_
                for line in lines), r.output  # fmt: skip
     assert "written: data/pairs.jsonl" in r.output and "1 annotation(s) of 1 pair(s) could not be applied" in r.output
 
+
+PUSH_ON_GO = """
+import sys, time
+from pathlib import Path
+import goldset.config, goldset.review.project, goldset.review.store, goldset.review.tasks, label_studio_sdk.base_client
+from goldset.cli import main  # everything imported: both processes start pushing at once
+go = Path(sys.argv[1])
+while not go.exists():
+    time.sleep(0.005)
+sys.argv = ["goldset", "review", "push", "-w", sys.argv[2]]
+main()
+"""
+
+
+def push_together(ws: Workspace, tmp: Path) -> list[str]:
+    """Two `goldset review push` processes released at the same moment; their outputs."""
+    import os
+    import subprocess
+    import sys
+
+    go = tmp / f"go-{len(list(tmp.glob('go-*')))}"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    procs = [subprocess.Popen([sys.executable, "-c", PUSH_ON_GO, str(go), str(ws.root)], env=env, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]  # fmt: skip
+    import time
+
+    time.sleep(4)  # both have imported everything and wait for the file (waiting longer changes nothing)
+    go.touch()
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    return [out for out, _ in outs]
+
+
+def test_pushes_started_together_make_one_project_and_one_task_per_pair(
+    tmp_path: Path, server: Server, ls: Any
+) -> None:
+    """Two pushes released at the same moment: without the workspace's lock both found no project and each made
+    one; into an existing project both imported every pair (1,000 tasks for 500 pairs)."""
+    ws = make_workspace(tmp_path / "ws", 80)
+    sample(ws, size=20, seed=6)
+    outs = push_together(ws, tmp_path)
+    found = [p.id for p in ls.projects.list(title=title_of(ws)) if p.title == title_of(ws)]
+    assert len(found) == 1, (found, outs)
+    assert sorted("created" in o for o in outs) == [False, True], outs
+    tasks = tasks_by_pair(ls, found[0])
+    sampled = {p.id for p in pairs_of(ws).values() if p.review.sampled}
+    assert set(tasks) == sampled and all(len(v) == 1 for v in tasks.values()), outs
+
+    first = sampled
+    sample(ws, size=20, seed=7, redraw=True)  # other pairs, pushed into the project that exists now
+    sampled = {p.id for p in pairs_of(ws).values() if p.review.sampled}
+    assert len(sampled - first) >= 10
+    outs = push_together(ws, tmp_path)
+    tasks = tasks_by_pair(ls, found[0])
+    assert set(tasks) == first | sampled and all(len(v) == 1 for v in tasks.values()), outs
+    assert sorted(int(o.split(" imported")[0].split()[-1]) for o in outs) == [0, len(sampled - first)], outs
+
+
+def test_push_into_a_project_made_in_the_ui(tmp_path: Path, server: Server, ls: Any) -> None:
+    """A project made in the UI has no model_version and no predictions; the server refuses to set a model_version
+    none of its predictions has (HTTP 400), so goldset sets it only once its predictions are there."""
+    made = ui_project(server, f"made-in-the-ui-{tmp_path.name}")
+    ws = make_workspace(tmp_path / "ws", 30, review=f"    project_id: {made}\n")
+    sample(ws, size=5, seed=8)
+    r = push(ws)
+    assert (r.project, r.created, r.imported) == (made, False, 5)
+    project = ls.projects.get(id=made)
+    assert project.model_version == "goldset" and project.show_collab_predictions
+    assert "verdict" in project.label_config
+    one = next(iter(tasks_by_pair(ls, made).values()))[0]
+    assert [p.model_version for p in ls.predictions.list(task=one.id)] == ["goldset"]
+    again = push(ws)
+    assert (again.project_changes, again.imported, again.unchanged) == ([], 0, 5)
+
+    ws2 = make_workspace(tmp_path / "ws2", 30)  # found by its title
+    by_title = ui_project(server, title_of(ws2))
+    sample(ws2, size=4, seed=9)
+    r = push(ws2)
+    assert (r.project, r.created, r.imported) == (by_title, False, 4)
+    assert ls.projects.get(id=by_title).model_version == "goldset"
+    first = sorted(tasks_by_pair(ls, by_title).items())[0]
+    annotate(ls, first[1][0].id, [choices("verdict", "Accept")])
+    assert pull(ws2).changed == {"accepted": 1}

@@ -13,6 +13,7 @@ keeps skipped annotations and the results' own shapes; JSON_MIN and CSV do neith
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
     from goldset.workspace import Workspace
 
 URL_ENV = "LABEL_STUDIO_URL"
+#: The ``model_version`` of goldset's predictions (the pre-filled texts and quote highlights of each task).
+MODEL_VERSION = "goldset"
 #: Task meta key holding the server time a task's text was last replaced by a push.
 TEXT_AT = "goldset_text_at"
 
@@ -64,6 +67,12 @@ def resolve(ws: Workspace | None, settings: LabelStudioSettings, url: str | None
             "(Label Studio: Account & Settings > Access Token)"
         )
     return url.rstrip("/"), key
+
+
+def same_html(html: str) -> str:
+    """``html`` as the server's sanitizer keeps it, for telling whether the instructions changed: it writes void
+    tags without the slash (``<hr/>`` is stored as ``<hr>``)."""
+    return " ".join(re.sub(r"\s*/>", ">", html).split())
 
 
 def every(pager: Any) -> Iterator[Any]:
@@ -175,30 +184,46 @@ class LabelStudio:
                 show_skip_button=True,
                 maximum_annotations=overlap,
                 show_collab_predictions=True,  # "use predictions to pre-label": the text areas start filled
-                model_version="goldset",
+                model_version=MODEL_VERSION,  # not checked on creation (an update is: see sync_project)
                 request_options=ONCE,
             )
         return int(project.id)
 
-    def sync_project(self, project_id: int, config: str, instructions: str, overlap: int) -> list[str]:
-        """Bring the project's config, instructions and overlap in line with ours; returns what changed."""
+    def sync_project(self, project_id: int, config: str, instructions: str, overlap: int, *,
+                     predictions: bool) -> list[str]:  # fmt: skip
+        """Bring the project's config, instructions and overlap in line with ours; returns what changed.
+        ``predictions``: the project holds goldset's predictions, so it can be told to pre-label with them (the
+        server refuses a ``model_version`` no prediction of the project has: a project made in the UI has none
+        before the first import; see :meth:`use_predictions`)."""
         with self._calls(f"reading project {project_id}"):
             p = self.client.projects.get(id=project_id)
         changes: dict[str, Any] = {}
         if (p.label_config or "").strip() != config.strip():
             changes["label_config"] = config
-        if (p.expert_instruction or "") != instructions:
+        if same_html(p.expert_instruction or "") != same_html(instructions):
             changes["expert_instruction"] = instructions
             changes["show_instruction"] = True
         if p.maximum_annotations != overlap:
             changes["maximum_annotations"] = overlap
-        if not p.show_collab_predictions or p.model_version != "goldset":
+        if not p.show_collab_predictions:
             changes["show_collab_predictions"] = True
-            changes["model_version"] = "goldset"
+        if predictions and p.model_version != MODEL_VERSION:
+            changes["show_collab_predictions"] = True
+            changes["model_version"] = MODEL_VERSION
         if changes:
             with self._calls(f"updating project {project_id} ({', '.join(changes)})"):
                 self.client.projects.update(id=project_id, **changes)
         return sorted(changes)
+
+    def use_predictions(self, project_id: int) -> list[str]:
+        """Pre-label with goldset's predictions (``model_version``), once the project has some; what changed."""
+        with self._calls(f"reading project {project_id}"):
+            p = self.client.projects.get(id=project_id)
+        if p.model_version == MODEL_VERSION and p.show_collab_predictions:
+            return []
+        with self._calls(f"updating project {project_id} (model_version)"):
+            self.client.projects.update(id=project_id, show_collab_predictions=True, model_version=MODEL_VERSION)
+        return ["model_version"]
 
     def label_config(self, project_id: int) -> str:
         with self._calls(f"reading project {project_id}"):
@@ -241,7 +266,7 @@ class LabelStudio:
         with self._calls(f"updating task {task_id}"):
             updated = self.client.tasks.update(id=str(task_id), data=task["data"])
             for pred in list(self.client.predictions.list(task=task_id)):
-                if pred.model_version == "goldset" and pred.id is not None:
+                if pred.model_version == MODEL_VERSION and pred.id is not None:
                     self.client.predictions.delete(id=pred.id)
             for pred in task.get("predictions", []):
                 self.client.predictions.create(
