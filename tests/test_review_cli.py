@@ -1,10 +1,13 @@
 """`goldset review` on the command line: sample, export, import of a Label Studio JSON export, status and its gate
-(exit 1 below it, 2 with nothing to estimate from), and annotations it cannot apply (exit 2, by pair). No server
-needed: the export file is what Label Studio writes."""
+(exit 1 below it, 2 with nothing to estimate from), annotations it cannot apply (exit 2, by pair), and a plain
+install without label-studio-sdk. No server needed: the export file is what Label Studio writes."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -128,3 +131,40 @@ def test_import_applies_what_it_can_and_exits_2_listing_the_rest_by_pair(tmp_pat
     r = runner.invoke(app, ["review", "import", str(export), *w])
     assert r.exit_code == 2 and "nothing changed, nothing written" in r.output, "still reported, nothing rewritten"
 
+
+#: Runs the CLI in a fresh interpreter where label-studio-sdk cannot be imported, as after a plain
+#: `pip install goldset`: a finder ahead of the others answers for it as the import system does for a missing module.
+WITHOUT_SDK = """
+import sys
+class NoSDK:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "label_studio_sdk":
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, NoSDK())
+sys.argv = ["goldset", *sys.argv[1:]]
+from goldset.cli import main
+main()
+"""
+
+
+def test_without_label_studio_sdk_the_server_commands_say_which_extra_to_install(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path / "ws", 20)
+    assert runner.invoke(app, ["review", "sample", "--size", "4", "-w", str(ws.root)]).exit_code == 0
+    env = {**os.environ, "LABEL_STUDIO_URL": "http://127.0.0.1:9", "LABEL_STUDIO_API_KEY": "k",
+           "PYTHONPATH": str(Path(__file__).resolve().parents[1])}  # fmt: skip
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        cmd = [sys.executable, "-c", WITHOUT_SDK, *args, "-w", str(ws.root)]
+        return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+
+    for command in (["review", "push"], ["review", "pull"], ["review", "status", "--server"]):
+        done = cli(*command)
+        assert done.returncode == 2, (command, done.stdout, done.stderr)
+        assert done.stderr.strip().splitlines() == [done.stderr.strip()], done.stderr
+        assert "needs label-studio-sdk" in done.stderr and "pip install 'goldset[review]'" in done.stderr, done.stderr
+    done = cli("review", "status")  # the local status still works; the server's part says what is missing
+    assert done.returncode == 0 and "needs label-studio-sdk" in done.stdout, done.stdout + done.stderr
+    before = ws.pairs_path.read_bytes()
+    assert cli("review", "pull").returncode == 2 and ws.pairs_path.read_bytes() == before
+    done = cli("review", "export", str(tmp_path / "review.json"))  # reviewing without a server needs no SDK
+    assert done.returncode == 0 and (tmp_path / "review.json").is_file(), done.stderr

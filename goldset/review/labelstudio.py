@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from goldset.errors import ConfigError, EndpointError
+from goldset.errors import ConfigError, EndpointError, MissingExtra
 from goldset.redaction import redact
 
 if TYPE_CHECKING:
@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from goldset.workspace import Workspace
 
 URL_ENV = "LABEL_STUDIO_URL"
+#: What a plain ``pip install goldset`` lacks for the commands that talk to Label Studio.
+INSTALL_HINT = "pip install 'goldset[review]'"
 #: The ``model_version`` of goldset's predictions (the pre-filled texts and quote highlights of each task).
 MODEL_VERSION = "goldset"
 #: Task meta key holding the server time a task's text was last replaced by a push.
@@ -75,6 +77,25 @@ def same_html(html: str) -> str:
     return " ".join(re.sub(r"\s*/>", ">", html).split())
 
 
+def client_class() -> Any:
+    """The SDK's client class; :class:`MissingExtra` (one line, exit 2) when label-studio-sdk is not installed
+    (a plain ``pip install goldset``) or cannot be imported."""
+    try:
+        import label_studio_sdk  # noqa: F401  (lazy: 0.01 s)
+    except ImportError as exc:
+        if isinstance(exc, ModuleNotFoundError) and exc.name == "label_studio_sdk":
+            raise MissingExtra(
+                f"talking to Label Studio needs label-studio-sdk, which is not installed: {INSTALL_HINT} "
+                "(or review without a server: `goldset review export FILE`)"
+            ) from None
+        raise MissingExtra(f"label-studio-sdk cannot be imported ({exc}); reinstall it: {INSTALL_HINT}") from None
+    try:  # the generated client without the SDK's extensions (LabelInterface, pandas pagers): 1.3 s to load, not 4
+        from label_studio_sdk.base_client import LabelStudioBase as Client
+    except ImportError:  # pragma: no cover - a later SDK that moved it
+        from label_studio_sdk import LabelStudio as Client
+    return Client
+
+
 def every(pager: Any) -> Iterator[Any]:
     """Every item of a paged listing. The server answers 404 "Invalid page" for the page after the last one, which
     the generated pager does not expect (the SDK's own extension does the same)."""
@@ -99,11 +120,7 @@ class LabelStudio:
     """One connection to one server. Methods raise :class:`EndpointError` (one line, naming the address)."""
 
     def __init__(self, url: str, api_key: str, *, timeout: float = 60.0) -> None:
-        try:  # the generated client without the SDK's extensions (LabelInterface, pandas pagers): 1.3 s to load, not 4
-            from label_studio_sdk.base_client import LabelStudioBase as Client
-        except ImportError:  # pragma: no cover - a later SDK that moved it
-            from label_studio_sdk import LabelStudio as Client
-
+        Client = client_class()
         self.url = url
         self.where = f"Label Studio at {public_url(url)}"
         self._key = api_key
@@ -298,7 +315,8 @@ class LabelStudio:
 
 
 def connect(ws: Workspace | None, settings: LabelStudioSettings, url: str | None = None) -> LabelStudio:
-    """A checked connection (server reachable, token accepted)."""
+    """A checked connection (server reachable, token accepted); the SDK is checked first, then the settings."""
+    client_class()
     base, key = resolve(ws, settings, url)
     ls = LabelStudio(base, key, timeout=settings.timeout_s)
     ls.check()
