@@ -43,6 +43,11 @@ class RecordError(InputError):
         self.detail = detail
 
 
+class MissingExtra(GoldsetError):
+    """An optional dependency the command needs is not installed; the message names the extra to install
+    (e.g. ``pip install 'goldset[review]'``)."""
+
+
 class EndpointError(GoldsetError):
     """No LLM endpoint is configured, or the endpoint refused us (authentication, unknown model)."""
 

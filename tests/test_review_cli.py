@@ -1,9 +1,13 @@
 """`goldset review` on the command line: sample, export, import of a Label Studio JSON export, status and its gate
-(exit 1 below it, 2 with nothing to estimate from). No server needed: the export file is what Label Studio writes."""
+(exit 1 below it, 2 with nothing to estimate from), annotations it cannot apply (exit 2, by pair), and a plain
+install without label-studio-sdk. No server needed: the export file is what Label Studio writes."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -97,3 +101,70 @@ def test_push_without_a_server_configured_says_what_to_set(tmp_path: Path, monke
     runner.invoke(app, ["review", "sample", *w])
     r = runner.invoke(app, ["review", "push", *w])
     assert r.exit_code == 2 and "set LABEL_STUDIO_URL" in r.output and len(r.output.strip().splitlines()) == 1
+
+
+def test_import_applies_what_it_can_and_exits_2_listing_the_rest_by_pair(tmp_path: Path) -> None:
+    """Choices given by their displayed text ("Accept") or in another case are applied; a choice the config does
+    not have is listed with its pair and makes the command exit 2, after the others were written."""
+    ws = make_workspace(tmp_path / "ws", 40)
+    w = ["-w", str(ws.root)]
+    assert runner.invoke(app, ["review", "sample", "--size", "8", "--seed", "1", *w]).exit_code == 0
+    assert runner.invoke(app, ["review", "export", str(tmp_path / "review.json"), *w]).exit_code == 0
+    tasks = json.loads((tmp_path / "review.json").read_text())
+    ids = sorted(t["data"]["pair_id"] for t in tasks)
+    given = dict(zip(ids, ["Accept", "ACCEPT", "accept", "Reject", "Maybe", "maybe?"], strict=False))
+    export = tmp_path / "export.json"
+    export.write_text(json.dumps(label_studio_export(tasks, given)))
+
+    r = runner.invoke(app, ["review", "import", str(export), *w])
+    assert r.exit_code == 2, r.output
+    after = {p.id: p for p in read_jsonl(ws.pairs_path, QAPair)}
+    assert [after[i].status for i in ids[:4]] == [PairStatus.accepted] * 3 + [PairStatus.rejected]
+    assert after[ids[4]].review.outcome is None and after[ids[5]].review.outcome is None
+    assert "written: data/pairs.jsonl" in r.output and "2 annotations not applied, by pair:" in r.output
+    lines = [line.strip() for line in r.output.splitlines()]
+    assert any(line.startswith(f"{ids[4]}: does not match the labeling config") and "'Maybe'" in line
+               for line in lines), r.output  # fmt: skip
+    assert any(line.startswith(f"{ids[5]}: ") and "'maybe?'" in line for line in lines), r.output
+    assert "error: 2 annotation(s) of 2 pair(s) could not be applied (the others were)" in r.output
+
+    r = runner.invoke(app, ["review", "import", str(export), *w])
+    assert r.exit_code == 2 and "nothing changed, nothing written" in r.output, "still reported, nothing rewritten"
+
+
+#: Runs the CLI in a fresh interpreter where label-studio-sdk cannot be imported, as after a plain
+#: `pip install goldset`: a finder ahead of the others answers for it as the import system does for a missing module.
+WITHOUT_SDK = """
+import sys
+class NoSDK:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "label_studio_sdk":
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+sys.meta_path.insert(0, NoSDK())
+sys.argv = ["goldset", *sys.argv[1:]]
+from goldset.cli import main
+main()
+"""
+
+
+def test_without_label_studio_sdk_the_server_commands_say_which_extra_to_install(tmp_path: Path) -> None:
+    ws = make_workspace(tmp_path / "ws", 20)
+    assert runner.invoke(app, ["review", "sample", "--size", "4", "-w", str(ws.root)]).exit_code == 0
+    env = {**os.environ, "LABEL_STUDIO_URL": "http://127.0.0.1:9", "LABEL_STUDIO_API_KEY": "k",
+           "PYTHONPATH": str(Path(__file__).resolve().parents[1])}  # fmt: skip
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        cmd = [sys.executable, "-c", WITHOUT_SDK, *args, "-w", str(ws.root)]
+        return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+
+    for command in (["review", "push"], ["review", "pull"], ["review", "status", "--server"]):
+        done = cli(*command)
+        assert done.returncode == 2, (command, done.stdout, done.stderr)
+        assert done.stderr.strip().splitlines() == [done.stderr.strip()], done.stderr
+        assert "needs label-studio-sdk" in done.stderr and "pip install 'goldset[review]'" in done.stderr, done.stderr
+    done = cli("review", "status")  # the local status still works; the server's part says what is missing
+    assert done.returncode == 0 and "needs label-studio-sdk" in done.stdout, done.stdout + done.stderr
+    before = ws.pairs_path.read_bytes()
+    assert cli("review", "pull").returncode == 2 and ws.pairs_path.read_bytes() == before
+    done = cli("review", "export", str(tmp_path / "review.json"))  # reviewing without a server needs no SDK
+    assert done.returncode == 0 and (tmp_path / "review.json").is_file(), done.stderr

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from goldset.review.config import load
+from goldset.errors import ConfigError
+from goldset.review.config import load, parse
 from goldset.review.decisions import (
     RULE,
     Problem,
@@ -16,6 +17,7 @@ from goldset.review.decisions import (
     agreement,
     cohen_kappa,
     fleiss_kappa,
+    parse_export,
     read_annotation,
     resolve,
 )
@@ -76,7 +78,7 @@ def test_edit_takes_the_corrected_texts_and_an_accept_with_changes_is_an_edit() 
 def test_skips_change_nothing_and_results_not_in_the_config_are_problems() -> None:
     assert read(ann(cancelled=True)) is None
     bad_choice = read(ann(choice("verdict", "maybe")))
-    assert isinstance(bad_choice, Problem) and "'maybe' is not one of its values" in str(bad_choice)
+    assert isinstance(bad_choice, Problem) and "'maybe' is not one of its choices" in str(bad_choice)
     unknown = read(ann(choice("verdict", "accept"), {"from_name": "quality", "to_name": "answer", "type": "rating",
                                                      "value": {"rating": 3}}))  # fmt: skip
     assert isinstance(unknown, Problem) and "'quality', which is not a control" in str(unknown)
@@ -148,3 +150,52 @@ def test_agreement_over_items_with_several_annotators() -> None:
     k, n = ag.cohen[("a", "b")]
     assert n == 3 and k == pytest.approx(cohen_kappa(["accept", "reject", "accept"], ["accept", "reject", "reject"]))
     assert agreement({"p": {"a": "accept"}}) is None
+
+
+def test_a_choice_is_read_by_its_alias_its_displayed_text_or_another_case() -> None:
+    """Label Studio's UI stores a Choice's alias; a script posting results often sends the text the UI shows
+    ("Accept"), or another case of either. All name one choice, stored as the alias."""
+    for given in ("accept", "Accept", "ACCEPT", " accept "):
+        v = read(ann(choice("verdict", given)))
+        assert isinstance(v, Vote) and v.decision.verdict == "accept", given
+    edit = read(ann(choice("verdict", "Edit (corrected below)"), text("edited_answer", "X is a small thing.")))
+    assert isinstance(edit, Vote) and edit.decision.verdict == "edit"
+    rej = read(ann(choice("verdict", "Reject"), choice("criteria", "Question is clear and unambiguous", "TYPE_RIGHT")))
+    assert isinstance(rej, Vote) and rej.decision.criteria == ["question_clear", "type_right"]
+    assert rej.decision.reason == "criteria not met: answer_supported, answer_not_copied"
+    bad = read(ann(choice("verdict", "Maybe")))
+    assert isinstance(bad, Problem) and bad.pair_id == "qa-1"
+    assert str(bad).startswith("qa-1: ") and "'Maybe' is not one of its choices: accept ('Accept')" in str(bad)
+    assert "task 7, annotation 11 by ann@example.com" in str(bad)
+
+
+def test_a_config_without_aliases_takes_its_values_in_any_case() -> None:
+    xml = """<View><Text name="question" value="$question"/><Text name="answer" value="$answer"/>
+      <Choices name="verdict" toName="question"><Choice value="Accept"/><Choice value="Reject"/>
+      <Choice value="Edit"/></Choices></View>"""
+    cfg = parse(xml, "ui.xml")
+    cfg.check_for_goldset()
+    for given, verdict in (("Accept", "accept"), ("accept", "accept"), ("REJECT", "reject")):
+        v = read_annotation(TASK, ann(choice("verdict", given)), cfg, {})
+        assert isinstance(v, Vote) and v.decision.verdict == verdict, given
+    ambiguous = parse(xml.replace('<Choice value="Edit"/>', '<Choice value="Edit"/><Choice value="ACCEPT"/>'), "a")
+    with pytest.raises(ConfigError, match="no choice 'accept'"):
+        ambiguous.check_for_goldset()
+
+
+def test_each_reviewers_latest_annotation_decides_what_is_a_problem() -> None:
+    """A reviewer's unreadable annotation that their later one replaced is only a note (else every later pull
+    would fail on it); a vote that their later unreadable annotation replaced is not applied."""
+    fixed = {**TASK, "annotations": [ann(choice("verdict", "maybe"), aid=1, at="2026-01-02T03:00:00Z"),
+                                     ann(choice("verdict", "accept"), aid=2, at="2026-01-02T04:00:00Z")]}  # fmt: skip
+    parsed = parse_export([fixed], CONFIG, {2: "ann@example.com"})
+    assert not parsed.problems and [v.decision.verdict for v in parsed.votes] == ["accept"]
+    assert any("superseded" in n for n in parsed.notes)
+    broken = {**TASK, "annotations": [ann(choice("verdict", "accept"), aid=1, at="2026-01-02T03:00:00Z"),
+                                      ann(choice("verdict", "maybe"), aid=2, at="2026-01-02T04:00:00Z")]}  # fmt: skip
+    parsed = parse_export([broken], CONFIG, {2: "ann@example.com"})
+    assert not parsed.votes and [p.pair_id for p in parsed.problems] == ["qa-1"]
+    other = {**TASK, "annotations": [ann(choice("verdict", "accept"), aid=1, who=3, at="2026-01-02T03:00:00Z"),
+                                     ann(choice("verdict", "maybe"), aid=2, at="2026-01-02T04:00:00Z")]}  # fmt: skip
+    parsed = parse_export([other], CONFIG, {2: "ann@example.com"})
+    assert len(parsed.votes) == 1 and len(parsed.problems) == 1, "another reviewer's vote still counts"

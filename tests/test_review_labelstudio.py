@@ -30,6 +30,7 @@ from tests.helpers.labelstudio import (
     require_server,
     tasks_by_pair,
     textarea,
+    ui_project,
 )
 from tests.helpers.review_data import make_workspace
 
@@ -113,10 +114,13 @@ def test_a_changed_pair_updates_its_task_and_older_annotations_are_not_applied(
     assert len(preds) == 1 and any(x["value"]["text"] == ["A repaired answer, in other words."]
                                    for x in preds[0].result if x["from_name"] == "edited_answer")  # fmt: skip
     got = pull(ws)
-    assert not got.written and any("earlier text" in p for p in got.problems), got.problems
+    assert not got.written and [p.pair_id for p in got.problems] == [target]
+    assert "earlier text" in str(got.problems[0]), got.problems
     assert pairs_of(ws)[target].review.outcome is None
     annotate(ls, task.id, [choices("verdict", "accept")])  # on the new text
-    assert pull(ws).changed == {"accepted": 1}
+    again = pull(ws)
+    assert again.changed == {"accepted": 1}
+    assert not again.problems and any("superseded" in n for n in again.notes), "the reviewer's later one counts"
 
 
 def test_pull_applies_accept_reject_edit_skip_and_resolves_disagreement(
@@ -174,8 +178,10 @@ def test_pull_applies_accept_reject_edit_skip_and_resolves_disagreement(
     assert r.agreement is not None and r.agreement.fleiss_items == 2 and r.agreement.raters_per_item == 2
     k, n = r.agreement.cohen[("alice@example.com", "bob@example.com")]
     assert n == 2 and k == 0.0, "one agreement, one split, all 'accept' by alice: kappa 0"
-    assert after[bad] == pairs[bad] and any("'maybe' is not one of its values" in p for p in r.problems)
-    assert any(f"names pair {gone}" in p for p in r.problems)
+    assert after[bad] == pairs[bad]
+    assert [p.pair_id for p in r.problems] == sorted([bad, gone])
+    assert "'maybe' is not one of its choices" in str(next(p for p in r.problems if p.pair_id == bad))
+    assert str(next(p for p in r.problems if p.pair_id == gone)).startswith(f"{gone}: the pair is not in the set")
     assert after[copy].status == PairStatus.rejected and copy in r.edits_failing
     assert "verbatim" in r.edits_failing[copy]
     assert r.cancelled == 1 and r.per_reviewer == {"alice@example.com": 5, "bob@example.com": 3}
@@ -292,3 +298,117 @@ def test_a_dropped_answer_to_creating_the_project_makes_no_second_project(
     assert creates == [("POST", "/api/projects", 201)], "one create, answered by the server, dropped on the way"
     matching = [p.id for p in ls.projects.list(title=title_of(ws)) if p.title == title_of(ws)]
     assert matching == [r.project] and r.imported == 4
+
+
+def test_pull_applies_choices_posted_by_their_displayed_text_and_lists_the_rest_by_pair(
+    tmp_path: Path, server: Server, ls: Any
+) -> None:
+    """Annotations written through the API with the text the UI shows ("Accept") or another case are applied;
+    the ones that cannot be are listed by pair, the command exits 2, and what could be applied was written."""
+    from typer.testing import CliRunner
+
+    from goldset.cli import app
+
+    ws = make_workspace(tmp_path / "ws", 30)
+    sample(ws, size=6, seed=5)
+    push(ws)
+    pid = project_id(ls, title_of(ws))
+    tasks = {k: v[0] for k, v in tasks_by_pair(ls, pid).items()}
+    ids = sorted(tasks)
+    for pair_id, verdict in zip(ids, ["Accept", "ACCEPT", "accept", "Edit", "Reject", "Maybe"], strict=True):
+        annotate(ls, tasks[pair_id].id, [choices("verdict", verdict)])
+
+    r = CliRunner().invoke(app, ["review", "pull", "-w", str(ws.root)])
+    assert r.exit_code == 2, r.output
+    after = pairs_of(ws)
+    assert [after[i].status for i in ids[:5]] == [PairStatus.accepted] * 4 + [PairStatus.rejected], r.output
+    assert after[ids[3]].review.outcome == "accepted", "Edit without any change counts as accept"
+    assert after[ids[4]].review.outcome == "rejected" and after[ids[5]].review.outcome is None
+    lines = [line.strip() for line in r.output.splitlines()]
+    assert any(line.startswith(f"{ids[5]}: does not match the labeling config") and "'Maybe'" in line
+               for line in lines), r.output  # fmt: skip
+    assert "written: data/pairs.jsonl" in r.output and "1 annotation(s) of 1 pair(s) could not be applied" in r.output
+
+
+PUSH_ON_GO = """
+import sys, time
+from pathlib import Path
+import goldset.config, goldset.review.project, goldset.review.store, goldset.review.tasks, label_studio_sdk.base_client
+from goldset.cli import main  # everything imported: both processes start pushing at once
+go = Path(sys.argv[1])
+while not go.exists():
+    time.sleep(0.005)
+sys.argv = ["goldset", "review", "push", "-w", sys.argv[2]]
+main()
+"""
+
+
+def push_together(ws: Workspace, tmp: Path) -> list[str]:
+    """Two `goldset review push` processes released at the same moment; their outputs."""
+    import os
+    import subprocess
+    import sys
+
+    go = tmp / f"go-{len(list(tmp.glob('go-*')))}"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    procs = [subprocess.Popen([sys.executable, "-c", PUSH_ON_GO, str(go), str(ws.root)], env=env, text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)]  # fmt: skip
+    import time
+
+    time.sleep(4)  # both have imported everything and wait for the file (waiting longer changes nothing)
+    go.touch()
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    return [out for out, _ in outs]
+
+
+def test_pushes_started_together_make_one_project_and_one_task_per_pair(
+    tmp_path: Path, server: Server, ls: Any
+) -> None:
+    """Two pushes released at the same moment: without the workspace's lock both found no project and each made
+    one; into an existing project both imported every pair (1,000 tasks for 500 pairs)."""
+    ws = make_workspace(tmp_path / "ws", 80)
+    sample(ws, size=20, seed=6)
+    outs = push_together(ws, tmp_path)
+    found = [p.id for p in ls.projects.list(title=title_of(ws)) if p.title == title_of(ws)]
+    assert len(found) == 1, (found, outs)
+    assert sorted("created" in o for o in outs) == [False, True], outs
+    tasks = tasks_by_pair(ls, found[0])
+    sampled = {p.id for p in pairs_of(ws).values() if p.review.sampled}
+    assert set(tasks) == sampled and all(len(v) == 1 for v in tasks.values()), outs
+
+    first = sampled
+    sample(ws, size=20, seed=7, redraw=True)  # other pairs, pushed into the project that exists now
+    sampled = {p.id for p in pairs_of(ws).values() if p.review.sampled}
+    assert len(sampled - first) >= 10
+    outs = push_together(ws, tmp_path)
+    tasks = tasks_by_pair(ls, found[0])
+    assert set(tasks) == first | sampled and all(len(v) == 1 for v in tasks.values()), outs
+    assert sorted(int(o.split(" imported")[0].split()[-1]) for o in outs) == [0, len(sampled - first)], outs
+
+
+def test_push_into_a_project_made_in_the_ui(tmp_path: Path, server: Server, ls: Any) -> None:
+    """A project made in the UI has no model_version and no predictions; the server refuses to set a model_version
+    none of its predictions has (HTTP 400), so goldset sets it only once its predictions are there."""
+    made = ui_project(server, f"made-in-the-ui-{tmp_path.name}")
+    ws = make_workspace(tmp_path / "ws", 30, review=f"    project_id: {made}\n")
+    sample(ws, size=5, seed=8)
+    r = push(ws)
+    assert (r.project, r.created, r.imported) == (made, False, 5)
+    project = ls.projects.get(id=made)
+    assert project.model_version == "goldset" and project.show_collab_predictions
+    assert "verdict" in project.label_config
+    one = next(iter(tasks_by_pair(ls, made).values()))[0]
+    assert [p.model_version for p in ls.predictions.list(task=one.id)] == ["goldset"]
+    again = push(ws)
+    assert (again.project_changes, again.imported, again.unchanged) == ([], 0, 5)
+
+    ws2 = make_workspace(tmp_path / "ws2", 30)  # found by its title
+    by_title = ui_project(server, title_of(ws2))
+    sample(ws2, size=4, seed=9)
+    r = push(ws2)
+    assert (r.project, r.created, r.imported) == (by_title, False, 4)
+    assert ls.projects.get(id=by_title).model_version == "goldset"
+    first = sorted(tasks_by_pair(ls, by_title).items())[0]
+    annotate(ls, first[1][0].id, [choices("verdict", "Accept")])
+    assert pull(ws2).changed == {"accepted": 1}

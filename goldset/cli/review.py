@@ -112,13 +112,15 @@ def push(url: UrlOption = None, workspace: WorkspaceOption = None) -> None:
 
 @group.command()
 def pull(url: UrlOption = None, workspace: WorkspaceOption = None) -> None:
-    """Apply the project's annotations: accepted, rejected, edited (re-checked); skips change nothing."""
+    """Apply the project's annotations: accepted, rejected, edited (re-checked); skips change nothing. Exit 2 when
+    an annotation cannot be applied (each is listed by pair; the others are applied)."""
     from goldset.cli._common import workspace as find_ws
     from goldset.review.project import pull as do_pull
 
     with ProgressDisplay() as show:
         r = do_pull(find_ws(workspace), url=url, progress=show)
     _print_apply(r)
+    r.check()
 
 
 @group.command("import")
@@ -133,7 +135,9 @@ def import_(
     from goldset.cli._common import workspace as find_ws
     from goldset.review.offline import import_results
 
-    _print_apply(import_results(file, find_ws(workspace), config=config))
+    r = import_results(file, find_ws(workspace), config=config)
+    _print_apply(r)
+    r.check()
 
 
 @group.command()
@@ -248,7 +252,7 @@ def _print_apply(r: ApplyReport) -> None:
         for pid, why in list(r.edits_failing.items())[:10]:
             out.print(f"  {pid}: {why}")
     if r.problems:
-        out.print(f"[yellow]{len(r.problems)} annotations reported and skipped:[/]")
-        for p in r.problems[:20]:
-            out.print(f"  {p}")
+        out.print(f"[yellow]{len(r.problems)} annotations not applied, by pair:[/]")
+        for p in r.problems:
+            out.print(f"  {p}", markup=False)
     out.print("written: data/pairs.jsonl and the manifest" if r.written else "nothing changed, nothing written")

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from goldset.errors import InputError
 from goldset.review.decisions import SOURCE_PREFIX, Agreement, Parsed, Problem, Vote, agreement, resolve
 from goldset.schema import PairStatus, QAPair, Revision
 
@@ -52,7 +53,7 @@ class ApplyReport:
     already_applied: int = 0
     changed: dict[str, int] = field(default_factory=dict)  # outcome -> pairs whose state changed to it
     per_reviewer: dict[str, int] = field(default_factory=dict)
-    problems: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)  # annotations not applied, each with its pair and why
     notes: list[str] = field(default_factory=list)
     disagreements: list[Disagreement] = field(default_factory=list)
     rule: str = ""
@@ -61,6 +62,16 @@ class ApplyReport:
     edits_failing: dict[str, str] = field(default_factory=dict)  # pair id -> failed checks
     written: bool = False
 
+    def check(self) -> None:
+        """Raise :class:`InputError` (exit 2) when an annotation could not be applied: :attr:`problems` lists each
+        one by pair with the reason. Everything else was applied (and written) already."""
+        if self.problems:
+            pairs = len({p.pair_id or p.where for p in self.problems})
+            raise InputError(
+                f"{len(self.problems)} annotation(s) of {pairs} pair(s) could not be applied (the others were), "
+                f"e.g. {self.problems[0]}; fix them in Label Studio (or the labeling config) and run it again"
+            )
+
 
 def pre_review_text(pair: QAPair) -> tuple[str, str]:
     """The text a reviewer was shown: before the first review edit, if there was one."""
@@ -68,6 +79,12 @@ def pre_review_text(pair: QAPair) -> tuple[str, str]:
         if rev.reason == EDIT_REASON:
             return rev.question, rev.answer
     return pair.question, pair.answer
+
+
+def _problem(v: Vote, reason: str) -> Problem:
+    annotation = v.decision.source.rsplit(" ", 1)[-1]
+    where = f"task {v.task_id}, annotation {annotation} by {v.decision.reviewer}"
+    return Problem(v.pair_id, where, reason, v.task_id, v.decision.reviewer, v.precise_at)
 
 
 def _is_ls(source: str) -> bool:
@@ -81,7 +98,7 @@ def apply_parsed(
     from goldset.review.decisions import RULE
 
     report.tasks, report.annotations, report.cancelled = parsed.tasks, parsed.annotations, parsed.cancelled
-    report.problems.extend(str(p) for p in parsed.problems)
+    report.problems.extend(parsed.problems)
     report.notes.extend(parsed.notes)
     report.rule = RULE
     index = {p.id: i for i, p in enumerate(bench.pairs)}
@@ -89,14 +106,12 @@ def apply_parsed(
     for v in parsed.votes:
         pair = bench.pairs[index[v.pair_id]] if v.pair_id in index else None
         if pair is None:
-            why = f"names pair {v.pair_id}, which is not in the set"
-            report.problems.append(str(Problem(f"task {v.task_id}", why)))
+            why = "the pair is not in the set (removed since?); delete its task in Label Studio"
+            report.problems.append(_problem(v, why))
             continue
         if (v.shown_question.strip(), v.shown_answer.strip()) != tuple(t.strip() for t in pre_review_text(pair)):
-            report.problems.append(str(Problem(
-                f"task {v.task_id} ({v.pair_id})",
-                "the pair's text changed since it was pushed; run `goldset review push` to update the task",
-            )))  # fmt: skip
+            why = "the pair's text changed since it was pushed; run `goldset review push` to update the task"
+            report.problems.append(_problem(v, why))
             continue
         votes[v.pair_id].append(v)
         report.per_reviewer[v.decision.reviewer] = report.per_reviewer.get(v.decision.reviewer, 0) + 1
@@ -137,6 +152,7 @@ def apply_parsed(
             outcome = pair.review.outcome or ""
             report.changed[outcome] = report.changed.get(outcome, 0) + 1
     report.agreement = agreement(verdicts)
+    report.problems.sort(key=lambda p: (p.pair_id or "", p.task_id or 0, p.where))
     if edited:
         failures = recheck(ws, bench, edited, filters)
         report.edits_failing.update(failures)

@@ -1,7 +1,8 @@
 """The Label Studio labeling config: which controls it has, which values they allow, and whether a result fits.
 
 The server stores any result it is sent (a choice the config does not have, a control that does not exist), so
-goldset checks every annotation result against the config itself before using it. goldset reads results by
+goldset checks every annotation result against the config itself before using it. A choice is named by its
+alias (what the UI stores) or its displayed value, in any case (:meth:`Control.stored`). goldset reads results by
 the control names documented in ``labeling/review.xml``: ``verdict`` (required), ``criteria``,
 ``edited_question``, ``edited_answer``, ``comment``; the task data it fills are :data:`DATA_FIELDS`.
 """
@@ -28,6 +29,11 @@ VALUED = {"Choices": "choices", "Labels": "labels", "Taxonomy": "taxonomy"}
 _VARIABLE = re.compile(r"^\$([A-Za-z_][A-Za-z0-9_]*)$")
 
 
+def fold(text: str) -> str:
+    """``text`` for a lenient comparison: case and runs of white space ignored."""
+    return " ".join(text.split()).casefold()
+
+
 @dataclass(frozen=True)
 class Control:
     name: str
@@ -35,11 +41,29 @@ class Control:
     to_names: tuple[str, ...]
     values: tuple[str, ...] = ()  # stored values (a Choice's alias when it has one)
     multiple: bool = False
+    #: (spelling, stored value) of each Choice / Label: its alias and its displayed value both name it
+    spellings: tuple[tuple[str, str], ...] = ()
 
     @property
     def result_type(self) -> str:
         """The ``type`` of this control's results (``Choices`` -> ``choices``)."""
         return self.tag.lower()
+
+    def stored(self, given: str) -> str | None:
+        """The value this control's results store for ``given`` (a Choice's alias, else its value), ``given`` being
+        the alias or the displayed value: exactly, else ignoring case and white space when that names one choice.
+        Label Studio's UI stores the alias, a script posting results may send the displayed text; both are one
+        choice. None when ``given`` names no choice (or, ignoring case, several)."""
+        for spelling, value in self.spellings:
+            if spelling == given:
+                return value
+        found = {value for spelling, value in self.spellings if fold(spelling) == fold(given)}
+        return found.pop() if len(found) == 1 else None
+
+    def choices_text(self) -> str:
+        """The choices for a message: ``accept ("Accept"), reject ("Reject")``."""
+        shown = dict(reversed([(v, s) for s, v in self.spellings if s != v]))
+        return ", ".join(f"{v} ({shown[v]!r})" if v in shown else v for v in self.values)
 
 
 @dataclass(frozen=True)
@@ -62,7 +86,7 @@ class LabelConfig:
         verdict = self.controls.get(VERDICT)
         if verdict is None or verdict.tag != "Choices":
             raise ConfigError(f"{self.source}: needs a <Choices name=\"verdict\"> with accept, reject and edit")
-        missing = [v for v in VERDICTS if v not in verdict.values]
+        missing = [v for v in VERDICTS if verdict.stored(v) is None]
         if missing:
             raise ConfigError(
                 f"{self.source}: verdict has no choice {missing[0]!r} (value or alias); it needs accept, reject, edit"
@@ -96,9 +120,9 @@ class LabelConfig:
             if not isinstance(got, list) or not all(isinstance(v, str) for v in got):
                 return f"{name}: {key} is not a list of strings"
             if control.tag != "Taxonomy":
-                bad = [v for v in got if v not in control.values]
+                bad = [v for v in got if control.stored(v) is None]
                 if bad:
-                    return f"{name}: {bad[0]!r} is not one of its values ({', '.join(control.values)})"
+                    return f"{name}: {bad[0]!r} is not one of its choices: {control.choices_text()}"
             if not control.multiple and control.tag == "Choices" and len(got) > 1:
                 return f"{name}: {len(got)} choices for a single-choice control"
         if control.tag == "TextArea":
@@ -133,10 +157,13 @@ def parse(xml: str, source: str) -> LabelConfig:
             if m:
                 shows[name] = m.group(1)
             continue
-        values = tuple(
-            child.get("alias") or child.get("value") or ""
-            for child in el.iter()
-            if child is not el and child.tag in ("Choice", "Label")
+        items = [child for child in el.iter() if child is not el and child.tag in ("Choice", "Label")]
+        values = tuple(child.get("alias") or child.get("value") or "" for child in items)
+        spellings = tuple(
+            (spelling, stored)
+            for child, stored in zip(items, values, strict=True)
+            for spelling in dict.fromkeys((child.get("alias"), child.get("value")))
+            if spelling
         )
         if name in controls:
             raise ConfigError(f"{source}: two controls are named {name!r}; give each its own name")
@@ -145,6 +172,7 @@ def parse(xml: str, source: str) -> LabelConfig:
             tag=el.tag,
             to_names=tuple(t.strip() for t in to_name.split(",") if t.strip()),
             values=values,
+            spellings=spellings,
             multiple=el.get("choice", "single") == "multiple" or el.tag == "Labels",
         )
     for c in controls.values():

@@ -1,7 +1,8 @@
 """Label Studio annotations as review decisions: reading, checking, resolving several annotators, agreement.
 
 **Reading one annotation.** A skipped (cancelled) annotation is no decision. Every result item must fit the
-labeling config (``review/config.py``), else the whole annotation is reported and skipped. The ``verdict`` is
+labeling config (``review/config.py``), else the whole annotation is reported (by pair) and skipped; a choice is
+read by its alias (what Label Studio's UI stores) or its displayed text, also in another case. The ``verdict`` is
 the decision; ``edited_question`` / ``edited_answer`` are compared with the text the task showed: a verdict
 ``accept`` whose text was changed counts as ``edit`` (the reviewer corrected it in place), an ``edit`` that
 changed nothing counts as ``accept``. A rejection's ``reason`` is the criteria left unticked, then the comment.
@@ -21,13 +22,12 @@ from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from goldset.review.config import COMMENT, CRITERIA, EDITED_ANSWER, EDITED_QUESTION, VERDICT, LabelConfig
 from goldset.review.labelstudio import TEXT_AT
 from goldset.schema import ReviewDecision
 
-VERDICTS = ("accept", "reject", "edit")
 #: Tie-break order of the resolution: the more cautious verdict first.
 CAUTION = {"reject": 0, "edit": 1, "accept": 2}
 RULE = (
@@ -52,10 +52,18 @@ class Vote:
 
 @dataclass
 class Problem:
-    where: str
+    """An annotation (or a task) that cannot be applied, and why; reported by pair, never guessed at."""
+
+    pair_id: str | None
+    where: str  # "task 7, annotation 11 by ann@example.com"
     reason: str
+    task_id: int | None = None
+    reviewer: str | None = None
+    at: datetime | None = None
 
     def __str__(self) -> str:
+        if self.pair_id:
+            return f"{self.pair_id}: {self.reason} ({self.where})"
         return f"{self.where}: {self.reason}"
 
 
@@ -94,37 +102,55 @@ def _text(value: Any) -> str:
     return text.strip() if isinstance(text, str) else ""
 
 
+def _chosen(config: LabelConfig, item: Mapping[str, Any] | None) -> list[str]:
+    """The stored values of a (checked) Choices result: the alias or displayed text a result gives, as the
+    config's stored value (``review/config.py``)."""
+    if item is None:
+        return []
+    control = config.controls[item["from_name"]]
+    return [control.stored(v) or v for v in item["value"].get("choices") or []]
+
+
 def read_annotation(
     task: Mapping[str, Any], annotation: Mapping[str, Any], config: LabelConfig, users: Mapping[int, str]
 ) -> Vote | Problem | None:
     """One annotation of an exported task: a vote, a problem (reported and skipped) or None (skipped)."""
     data = task.get("data") or {}
     tid = task.get("id")
-    where = f"task {tid} annotation {annotation.get('id')}"
+    who = reviewer_of(annotation, users)
+    precise = parse_time(annotation.get("updated_at")) or parse_time(annotation.get("created_at"))
+    pair_id = data.get("pair_id") if isinstance(data.get("pair_id"), str) and data.get("pair_id") else None
+    where = f"task {tid}, annotation {annotation.get('id')} by {who}"
+
+    def problem(reason: str) -> Problem:
+        return Problem(pair_id, where, reason, int(tid) if isinstance(tid, int) else None, who, precise)
+
     if annotation.get("was_cancelled"):
         return None
-    pair_id = data.get("pair_id")
-    if not isinstance(pair_id, str) or not pair_id:
-        return Problem(where, "the task has no pair_id in its data; it was not made by goldset")
-    where = f"{where} ({pair_id})"
+    if pair_id is None:
+        return problem("the task has no pair_id in its data; it was not made by goldset")
     results = annotation.get("result") or []
     if not isinstance(results, list):
-        return Problem(where, "result is not a list")
+        return problem("result is not a list")
     by_name: dict[str, dict[str, Any]] = {}
     for item in results:
-        problem = config.problem(item)
-        if problem is not None:
-            return Problem(where, f"does not match the labeling config ({config.source}): {problem}")
+        bad = config.problem(item)
+        if bad is not None:
+            return problem(f"does not match the labeling config ({config.source}): {bad}")
         by_name.setdefault(item["from_name"], item)
-    verdict_item = by_name.get(VERDICT)
-    if verdict_item is None:
-        return Problem(where, "no verdict chosen")
-    chosen = verdict_item["value"].get("choices") or []
+    chosen = _chosen(config, by_name.get(VERDICT))
     if not chosen:
-        return Problem(where, "no verdict chosen")
-    verdict = chosen[0]
-    if verdict not in VERDICTS:
-        return Problem(where, f"verdict {verdict!r} is not accept, reject or edit")
+        return problem("no verdict chosen")
+    control = config.controls[VERDICT]
+    verdict: Literal["accept", "reject", "edit"]
+    if chosen[0] == control.stored("accept"):
+        verdict = "accept"
+    elif chosen[0] == control.stored("reject"):
+        verdict = "reject"
+    elif chosen[0] == control.stored("edit"):
+        verdict = "edit"
+    else:  # a choice the config has beyond the three
+        return problem(f"verdict {chosen[0]!r} is not accept, reject or edit")
     shown_q, shown_a = str(data.get("question", "")), str(data.get("answer", ""))
     # An emptied box is "not given", not an empty text (a pair's question and answer are never empty).
     new_q = _text(by_name.get(EDITED_QUESTION, {}).get("value")) or shown_q.strip()
@@ -136,20 +162,19 @@ def read_annotation(
         verdict, note = "edit", "accepted with corrected text: counted as edit"
     elif verdict == "edit" and not changed:
         verdict, note = "accept", "edit without any change: counted as accept"
-    criteria = list(by_name.get(CRITERIA, {}).get("value", {}).get("choices", []))
+    criteria = _chosen(config, by_name.get(CRITERIA))
     comment = _text(by_name.get(COMMENT, {}).get("value"))
     reason = ""
     if verdict == "reject":
-        control = config.controls.get(CRITERIA)
-        unmet = [c for c in (control.values if control else ()) if c not in criteria]
+        criteria_control = config.controls.get(CRITERIA)
+        unmet = [c for c in (criteria_control.values if criteria_control else ()) if c not in criteria]
         parts = ([f"criteria not met: {', '.join(unmet)}"] if unmet else []) + ([comment] if comment else [])
         reason = "; ".join(parts) or "no reason given"
-    precise = parse_time(annotation.get("updated_at")) or parse_time(annotation.get("created_at"))
     if precise is None:
-        return Problem(where, "has no created_at/updated_at time")
+        return problem("has no created_at/updated_at time")
     project = task.get("project") or annotation.get("project")
     decision = ReviewDecision(
-        reviewer=reviewer_of(annotation, users),
+        reviewer=who,
         at=precise.replace(microsecond=0),
         verdict=verdict,
         question=new_q if verdict == "edit" and q_changed else None,
@@ -161,16 +186,19 @@ def read_annotation(
     )
     text_at = parse_time((task.get("meta") or {}).get(TEXT_AT))
     if text_at is not None and precise < text_at:
-        return Problem(where, "made on an earlier text of the pair (the task was updated since); annotate it again")
+        return problem("made on an earlier text of the pair (the task was updated since); annotate it again")
     return Vote(pair_id, int(tid or 0), decision, shown_q, shown_a, precise, note)
 
 
 def parse_export(tasks: Sequence[Any], config: LabelConfig, users: Mapping[int, str]) -> Parsed:
-    """Every annotation of a full JSON export (or of the task list with annotations)."""
+    """Every annotation of a full JSON export (or of the task list with annotations). An annotation that cannot
+    be read but that its reviewer replaced by a later, readable one of the same task is superseded: a note, not a
+    problem (each reviewer's latest annotation is the one that counts)."""
     out = Parsed()
+    problems: list[Problem] = []
     for task in tasks:
         if not isinstance(task, dict):
-            out.problems.append(Problem("export", "an item is not a task object"))
+            problems.append(Problem(None, "export", "an item is not a task object"))
             continue
         out.tasks += 1
         for ann in task.get("annotations") or []:
@@ -179,11 +207,39 @@ def parse_export(tasks: Sequence[Any], config: LabelConfig, users: Mapping[int, 
             if got is None:
                 out.cancelled += 1
             elif isinstance(got, Problem):
-                out.problems.append(got)
+                problems.append(got)
             else:
                 out.votes.append(got)
                 if got.note:
                     out.notes.append(f"task {got.task_id} ({got.pair_id}), {got.decision.reviewer}: {got.note}")
+    # Each reviewer's latest annotation of a task is the one that counts: a problem their later vote replaced is
+    # only a note, a vote their later unreadable annotation replaced is not applied (the problem says why).
+    def key(task_id: int | None, reviewer: str | None) -> tuple[int, str]:
+        return task_id or 0, reviewer or ""
+
+    last_vote: dict[tuple[int, str], datetime] = {}
+    for v in out.votes:
+        k = key(v.task_id, v.decision.reviewer)
+        last_vote[k] = max(last_vote.get(k, v.precise_at), v.precise_at)
+    last_problem: dict[tuple[int, str], datetime] = {}
+    for p in problems:
+        later = last_vote.get(key(p.task_id, p.reviewer))
+        if p.at is not None and later is not None and p.at < later:
+            out.notes.append(f"{p}: superseded by the same reviewer's later annotation")
+            continue
+        out.problems.append(p)
+        if p.at is not None and p.task_id is not None:
+            k = key(p.task_id, p.reviewer)
+            last_problem[k] = max(last_problem.get(k, p.at), p.at)
+    kept = []
+    for v in out.votes:
+        after = last_problem.get(key(v.task_id, v.decision.reviewer))
+        if after is not None and v.precise_at < after:
+            out.notes.append(f"task {v.task_id} ({v.pair_id}), {v.decision.reviewer}: {v.decision.verdict} not "
+                             "applied, their later annotation of the task replaced it")  # fmt: skip
+        else:
+            kept.append(v)
+    out.votes = kept
     return out
 
 

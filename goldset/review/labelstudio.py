@@ -13,13 +13,14 @@ keeps skipped annotations and the results' own shapes; JSON_MIN and CSV do neith
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from goldset.errors import ConfigError, EndpointError
+from goldset.errors import ConfigError, EndpointError, MissingExtra
 from goldset.redaction import redact
 
 if TYPE_CHECKING:
@@ -27,6 +28,10 @@ if TYPE_CHECKING:
     from goldset.workspace import Workspace
 
 URL_ENV = "LABEL_STUDIO_URL"
+#: What a plain ``pip install goldset`` lacks for the commands that talk to Label Studio.
+INSTALL_HINT = "pip install 'goldset[review]'"
+#: The ``model_version`` of goldset's predictions (the pre-filled texts and quote highlights of each task).
+MODEL_VERSION = "goldset"
 #: Task meta key holding the server time a task's text was last replaced by a push.
 TEXT_AT = "goldset_text_at"
 
@@ -66,6 +71,31 @@ def resolve(ws: Workspace | None, settings: LabelStudioSettings, url: str | None
     return url.rstrip("/"), key
 
 
+def same_html(html: str) -> str:
+    """``html`` as the server's sanitizer keeps it, for telling whether the instructions changed: it writes void
+    tags without the slash (``<hr/>`` is stored as ``<hr>``)."""
+    return " ".join(re.sub(r"\s*/>", ">", html).split())
+
+
+def client_class() -> Any:
+    """The SDK's client class; :class:`MissingExtra` (one line, exit 2) when label-studio-sdk is not installed
+    (a plain ``pip install goldset``) or cannot be imported."""
+    try:
+        import label_studio_sdk  # noqa: F401  (lazy: 0.01 s)
+    except ImportError as exc:
+        if isinstance(exc, ModuleNotFoundError) and exc.name == "label_studio_sdk":
+            raise MissingExtra(
+                f"talking to Label Studio needs label-studio-sdk, which is not installed: {INSTALL_HINT} "
+                "(or review without a server: `goldset review export FILE`)"
+            ) from None
+        raise MissingExtra(f"label-studio-sdk cannot be imported ({exc}); reinstall it: {INSTALL_HINT}") from None
+    try:  # the generated client without the SDK's extensions (LabelInterface, pandas pagers): 1.3 s to load, not 4
+        from label_studio_sdk.base_client import LabelStudioBase as Client
+    except ImportError:  # pragma: no cover - a later SDK that moved it
+        from label_studio_sdk import LabelStudio as Client
+    return Client
+
+
 def every(pager: Any) -> Iterator[Any]:
     """Every item of a paged listing. The server answers 404 "Invalid page" for the page after the last one, which
     the generated pager does not expect (the SDK's own extension does the same)."""
@@ -90,11 +120,7 @@ class LabelStudio:
     """One connection to one server. Methods raise :class:`EndpointError` (one line, naming the address)."""
 
     def __init__(self, url: str, api_key: str, *, timeout: float = 60.0) -> None:
-        try:  # the generated client without the SDK's extensions (LabelInterface, pandas pagers): 1.3 s to load, not 4
-            from label_studio_sdk.base_client import LabelStudioBase as Client
-        except ImportError:  # pragma: no cover - a later SDK that moved it
-            from label_studio_sdk import LabelStudio as Client
-
+        Client = client_class()
         self.url = url
         self.where = f"Label Studio at {public_url(url)}"
         self._key = api_key
@@ -175,30 +201,46 @@ class LabelStudio:
                 show_skip_button=True,
                 maximum_annotations=overlap,
                 show_collab_predictions=True,  # "use predictions to pre-label": the text areas start filled
-                model_version="goldset",
+                model_version=MODEL_VERSION,  # not checked on creation (an update is: see sync_project)
                 request_options=ONCE,
             )
         return int(project.id)
 
-    def sync_project(self, project_id: int, config: str, instructions: str, overlap: int) -> list[str]:
-        """Bring the project's config, instructions and overlap in line with ours; returns what changed."""
+    def sync_project(self, project_id: int, config: str, instructions: str, overlap: int, *,
+                     predictions: bool) -> list[str]:  # fmt: skip
+        """Bring the project's config, instructions and overlap in line with ours; returns what changed.
+        ``predictions``: the project holds goldset's predictions, so it can be told to pre-label with them (the
+        server refuses a ``model_version`` no prediction of the project has: a project made in the UI has none
+        before the first import; see :meth:`use_predictions`)."""
         with self._calls(f"reading project {project_id}"):
             p = self.client.projects.get(id=project_id)
         changes: dict[str, Any] = {}
         if (p.label_config or "").strip() != config.strip():
             changes["label_config"] = config
-        if (p.expert_instruction or "") != instructions:
+        if same_html(p.expert_instruction or "") != same_html(instructions):
             changes["expert_instruction"] = instructions
             changes["show_instruction"] = True
         if p.maximum_annotations != overlap:
             changes["maximum_annotations"] = overlap
-        if not p.show_collab_predictions or p.model_version != "goldset":
+        if not p.show_collab_predictions:
             changes["show_collab_predictions"] = True
-            changes["model_version"] = "goldset"
+        if predictions and p.model_version != MODEL_VERSION:
+            changes["show_collab_predictions"] = True
+            changes["model_version"] = MODEL_VERSION
         if changes:
             with self._calls(f"updating project {project_id} ({', '.join(changes)})"):
                 self.client.projects.update(id=project_id, **changes)
         return sorted(changes)
+
+    def use_predictions(self, project_id: int) -> list[str]:
+        """Pre-label with goldset's predictions (``model_version``), once the project has some; what changed."""
+        with self._calls(f"reading project {project_id}"):
+            p = self.client.projects.get(id=project_id)
+        if p.model_version == MODEL_VERSION and p.show_collab_predictions:
+            return []
+        with self._calls(f"updating project {project_id} (model_version)"):
+            self.client.projects.update(id=project_id, show_collab_predictions=True, model_version=MODEL_VERSION)
+        return ["model_version"]
 
     def label_config(self, project_id: int) -> str:
         with self._calls(f"reading project {project_id}"):
@@ -241,7 +283,7 @@ class LabelStudio:
         with self._calls(f"updating task {task_id}"):
             updated = self.client.tasks.update(id=str(task_id), data=task["data"])
             for pred in list(self.client.predictions.list(task=task_id)):
-                if pred.model_version == "goldset" and pred.id is not None:
+                if pred.model_version == MODEL_VERSION and pred.id is not None:
                     self.client.predictions.delete(id=pred.id)
             for pred in task.get("predictions", []):
                 self.client.predictions.create(
@@ -273,7 +315,8 @@ class LabelStudio:
 
 
 def connect(ws: Workspace | None, settings: LabelStudioSettings, url: str | None = None) -> LabelStudio:
-    """A checked connection (server reachable, token accepted)."""
+    """A checked connection (server reachable, token accepted); the SDK is checked first, then the settings."""
+    client_class()
     base, key = resolve(ws, settings, url)
     ls = LabelStudio(base, key, timeout=settings.timeout_s)
     ls.check()

@@ -1,21 +1,26 @@
 """The review project on a Label Studio server: ``push`` the sample, ``pull`` the decisions, ``status``.
 
-``push`` creates the project (or reuses the one with ``review.label_studio.project_title``), keeps its config,
-instructions and overlap in line with the workspace's, and imports every sampled pair that has no decision yet
-and no task, in bulk, with the prediction that pre-fills the reviewer's texts and highlights the quotes. A pair
-whose task shows an older text (``text_hash``) gets its task updated. The pair id in the task data makes it
-idempotent: a repeated or interrupted push creates no duplicate task. Tasks are imported in a seeded random
-order, so a review stopped halfway has still reviewed a random part of the random part.
+``push`` creates the project (or reuses the one with ``review.label_studio.project_title``, or ``project_id``;
+one made in Label Studio's UI too), keeps its config, instructions and overlap in line with the workspace's, and
+imports every sampled pair that has no decision yet and no task, in bulk, with the prediction that pre-fills the
+reviewer's texts and highlights the quotes. A pair whose task shows an older text (``text_hash``) gets its task
+updated. The pair id in the task data makes it idempotent: a repeated or interrupted push creates no duplicate
+task; the workspace's review lock (:func:`exchange_lock`) makes pushes started together run one after the other,
+so they make one project and one task per pair. Tasks are imported in a seeded random order, so a review stopped
+halfway has still reviewed a random part of the random part.
 
 ``pull`` reads the full JSON export and applies it (``review/apply.py``); nothing is written when nothing
-changed. ``status`` reports the sample and the estimate from the pairs, and the server's counts when one is
-configured.
+changed. An annotation it cannot apply is in the report's ``problems``, by pair, and the others are applied;
+the CLI then exits 2 (``ApplyReport.check``). ``status`` reports the sample and the estimate from the pairs, and
+the server's counts when one is configured.
 """
 
 from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +36,35 @@ if TYPE_CHECKING:
     from goldset.workspace import Workspace, WorkspaceLike
 
 
+#: The review lock in the workspace's state folder: one push or pull at a time (see :func:`exchange_lock`).
+LOCK_FILE = "review.lock"
+
+
+@contextmanager
+def exchange_lock(ws: Workspace, progress: ProgressCallback | None = None) -> Iterator[None]:
+    """Hold the workspace's review lock (``.goldset/review.lock``, an exclusive ``flock``) for a push or a pull,
+    waiting for one that holds it. Two pushes started together would otherwise each find no project and create
+    one, or each find the same pairs without a task and import them twice (the server deduplicates neither); the
+    second one now waits, then finds the project and the tasks the first made. The lock is released when the
+    process ends, however it ends. Pushes from different workspaces (machines) into one project are not
+    serialized. Where ``fcntl`` does not exist (Windows) there is no lock."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    ws.state_dir.mkdir(parents=True, exist_ok=True)
+    with (ws.state_dir / LOCK_FILE).open("a") as f:
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            if progress is not None:
+                progress(Progress("waiting for another review push or pull in this workspace", 0))
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f.fileno(), fcntl.LOCK_UN)
 
 
 def instructions(ws: Workspace, settings: LabelStudioSettings, pairs: list[QAPair]) -> str:
@@ -41,7 +75,7 @@ def instructions(ws: Workspace, settings: LabelStudioSettings, pairs: list[QAPai
     found = [folder / f"{lang}.html" for lang in langs if (folder / f"{lang}.html").is_file()]
     if not found and (folder / "en.html").is_file():
         found = [folder / "en.html"]
-    return "\n<hr/>\n".join(f.read_text(encoding="utf-8").strip() for f in found)
+    return "\n<hr>\n".join(f.read_text(encoding="utf-8").strip() for f in found)
 
 
 def push_order(pairs: list[QAPair]) -> list[QAPair]:
@@ -69,14 +103,20 @@ def push(
     ws: WorkspaceLike = None, *, url: str | None = None, progress: ProgressCallback | None = None
 ) -> PushReport:
     """Create or reuse the review project and import the sampled pairs that wait for a decision (see module)."""
+    from goldset.workspace import resolve_workspace
+
+    ws = resolve_workspace(ws)
+    with exchange_lock(ws, progress):
+        return _push(ws, url, progress)
+
+
+def _push(ws: Workspace, url: str | None, progress: ProgressCallback | None) -> PushReport:
     from goldset.config import load_settings
     from goldset.review import config as label_config
     from goldset.review import store
     from goldset.review.labelstudio import connect
     from goldset.review.tasks import task_of
-    from goldset.workspace import resolve_workspace
 
-    ws = resolve_workspace(ws)
     settings = load_settings(ws).review
     ls_settings = settings.label_studio
     config = label_config.load(ws.root / ls_settings.config_file)
@@ -91,14 +131,15 @@ def push(
     if pid is None:
         pid = ls.create_project(ls_settings.project_title, config.xml, guide, ls_settings.annotators_per_task)
         report.created = True
-    else:
-        report.project_changes = ls.sync_project(pid, config.xml, guide, ls_settings.annotators_per_task)
     report.project = pid
 
     existing: dict[str, list[Any]] = {}
     for t in ls.tasks(pid):
         if t.pair_id:
             existing.setdefault(t.pair_id, []).append(t)
+    if not report.created:
+        report.project_changes = ls.sync_project(pid, config.xml, guide, ls_settings.annotators_per_task,
+                                                 predictions=bool(existing))  # fmt: skip
     report.duplicate_tasks = sorted(pid_ for pid_, ts in existing.items() if len(ts) > 1)
     new: list[dict[str, Any]] = []
     stale: list[tuple[int, dict[str, Any]]] = []
@@ -128,6 +169,9 @@ def push(
         ls.replace_task(task_id, task)
         report.updated += 1
         tick(1)
+    if not report.created and not existing and report.imported:
+        # a project made elsewhere (the UI) holds goldset's predictions only now
+        report.project_changes = sorted({*report.project_changes, *ls.use_predictions(pid)})
     return report
 
 
@@ -145,21 +189,24 @@ def pull(
     from goldset.workspace import resolve_workspace
 
     ws = resolve_workspace(ws)
-    settings = load_settings(ws)
-    ls_settings = settings.review.label_studio
-    bench = store.load(ws)
-    ls = connect(ws, ls_settings, url)
-    pid = ls.find_project(ls_settings.project_title, ls_settings.project_id)
-    if pid is None:
-        raise UsageError(f"{ls.where} has no project titled {ls_settings.project_title!r}; run `goldset review push`")
-    config = label_config.parse(ls.label_config(pid), f"the config of project {pid}")
-    config.check_for_goldset()
-    exported = ls.export(pid)
-    users = ls.users()
-    if progress is not None:
-        progress(Progress("pull", len(exported), len(exported)))
-    report = ApplyReport(source=f"{ls.where}, project {pid}", project=pid)
-    return apply_and_save(ws, bench, parse_export(exported, config, users), settings, report)
+    with exchange_lock(ws, progress):
+        settings = load_settings(ws)
+        ls_settings = settings.review.label_studio
+        bench = store.load(ws)
+        ls = connect(ws, ls_settings, url)
+        pid = ls.find_project(ls_settings.project_title, ls_settings.project_id)
+        if pid is None:
+            raise UsageError(
+                f"{ls.where} has no project titled {ls_settings.project_title!r}; run `goldset review push`"
+            )
+        config = label_config.parse(ls.label_config(pid), f"the config of project {pid}")
+        config.check_for_goldset()
+        exported = ls.export(pid)
+        users = ls.users()
+        if progress is not None:
+            progress(Progress("pull", len(exported), len(exported)))
+        report = ApplyReport(source=f"{ls.where}, project {pid}", project=pid)
+        return apply_and_save(ws, bench, parse_export(exported, config, users), settings, report)
 
 
 @dataclass

@@ -20,9 +20,9 @@ from typing import Any
 
 from goldset.hashing import hash_obj
 from goldset.review.config import EDITED_ANSWER, EDITED_QUESTION, QUOTE, LabelConfig
+from goldset.review.labelstudio import MODEL_VERSION
 from goldset.schema import Chunk, QAPair
 
-MODEL_VERSION = "goldset"
 QUOTE_LABEL = "quote"
 NO_EVIDENCE = (
     "No evidence: this question is meant to be unanswerable from the documents. "

@@ -106,6 +106,25 @@ def tasks_by_pair(ls: Any, project: int) -> dict[str, list[Any]]:
     return out
 
 
+#: The labeling config of a project made in the UI from the "Text Classification" template, before goldset's.
+UI_CONFIG = """<View>
+  <Text name="text" value="$text"/>
+  <Choices name="sentiment" toName="text" choice="single" showInline="true">
+    <Choice value="Positive"/><Choice value="Negative"/><Choice value="Neutral"/>
+  </Choices>
+</View>"""
+
+
+def ui_project(server: Server, title: str) -> int:
+    """A project made as Label Studio's UI makes one (a bare POST: title and the template's config; no
+    model_version, no predictions); returns its id."""
+    body = json.dumps({"title": title, "label_config": UI_CONFIG}).encode()
+    req = urllib.request.Request(server.url + "/api/projects/", data=body, method="POST", headers={
+        "Authorization": f"Token {server.api_key}", "Content-Type": "application/json"})  # fmt: skip
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return int(json.loads(r.read())["id"])
+
+
 def project_id(ls: Any, title: str) -> int:
     found = [p.id for p in ls.projects.list(title=title) if p.title == title]
     if len(found) != 1:
