@@ -193,16 +193,20 @@ def check_manual_edits(data_dir: Path, project_root: Path, git: Git) -> None:
             )
 
 
-def review_figures(pairs: list[QAPair], ws: Workspace, base: ReviewSampleStats | None) -> ReviewSampleStats | None:
-    """The review sample's figures as ``goldset review status`` gives them (the estimate from the random part only,
-    per stratum, type and language: :func:`goldset.review.estimate.review_stats`), else ``base`` when no pair was
-    sampled. The risk part is drawn for being risky, so counting it would bias the quality estimate down."""
+def review_figures(
+    pairs: list[QAPair], ws: Workspace, base: ReviewSampleStats | None, golden: list[str]
+) -> ReviewSampleStats | None:
+    """The review sample's figures over the release's own pairs, as ``goldset review status`` gives them
+    (:func:`goldset.review.estimate.review_stats`: the estimate from the random part still in the set, weights
+    derived from what is left of each stratum, and the share of ``golden`` it speaks for), else ``base`` when no
+    pair was sampled. The risk part is drawn for being risky, so counting it would bias the estimate down."""
     from goldset.config import load_settings
     from goldset.review.estimate import review_stats
 
     if not any(p.review.sampled for p in pairs):
         return base
-    return review_stats(pairs, load_settings(ws).review, rounds=base.rounds if base is not None else ())
+    rounds = base.rounds if base is not None else ()
+    return review_stats(pairs, load_settings(ws).review, rounds=rounds, golden=golden)
 
 
 # ------------------------------------------------------------------------------------------------ files
@@ -407,7 +411,7 @@ def release(
             "golden_counts_by_language": dict(sorted(Counter(p.language for p in golden_pairs).items())),
             "n_documents": len(snapshot.documents),
             "golden_rule": settings.golden,
-            "review": review_figures(pairs, workspace, base.review if base else None),
+            "review": review_figures(pairs, workspace, base.review if base else None, golden),
             "calibration": base.calibration if base else None,
         }
     )

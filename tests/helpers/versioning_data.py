@@ -152,3 +152,22 @@ def snapshot_state(ws: Workspace) -> dict[str, object]:
         "index": git(ws.root, "ls-files", "-s"),
         "files": files,
     }
+
+
+def decide(pairs: list[QAPair], outcomes: dict[str, str]) -> list[QAPair]:
+    """Expert decisions on ``pairs`` (id → 'accepted' or 'rejected'), with the status review gives them."""
+    from goldset.schema import ReviewDecision
+    from goldset.schema.base import utcnow
+
+    out = []
+    for p in pairs:
+        outcome = outcomes.get(p.id)
+        if outcome is not None:
+            verdict = "accept" if outcome == "accepted" else "reject"
+            decision = ReviewDecision(reviewer="expert@example.com", at=utcnow(), verdict=verdict)
+            review = p.review.model_copy(update={"outcome": outcome, "decisions": [*p.review.decisions, decision]})
+            status = PairStatus.accepted if outcome == "accepted" else PairStatus.rejected
+            p = p.model_copy(update={"review": review, "status": status})
+        out.append(p)
+    return out
+
