@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from goldset.cli import app
 from goldset.dataset import read_dataset
-from goldset.errors import InputError
+from goldset.errors import GoldsetError, InputError
 from goldset.schema import PairStatus, QuestionType
 from goldset.versioning.load import (
     IntegrityError,
@@ -35,6 +35,7 @@ from tests.helpers.versioning_data import (
     hand_pairs,
     kb_chunks,
     make_workspace,
+    no_git_identity,
     read_pairs,
     release_env,
     snapshot_state,
@@ -424,3 +425,68 @@ def test_hand_edits_are_edits_in_the_diff_and_the_changelog(ws: Workspace, tmp_p
     assert res.exit_code == 0, res.output
     assert "### Edited (4)" in out.read_text() and f"`{e_id}`" in out.read_text().split("### Edited (4)")[1]
 
+
+def test_a_release_without_a_git_identity_stops_before_writing_or_pushing(
+    ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    no_git_identity(tmp_path, monkeypatch)
+    remote = tmp_path / "remote"
+    before = sorted(p.relative_to(remote) for p in remote.rglob("*")) if remote.exists() else []
+    state = snapshot_state(ws)
+    with pytest.raises(GoldsetError, match=r"user\.name and user\.email not set.*`git config user\.email you@"):
+        release("1.0.0", message="one", ws=ws)
+    res = runner.invoke(app, ["release", "1.0.0", "-m", "one", "-w", str(ws.root)])
+    assert res.exit_code == 2 and res.output.count("\n") == 1 and "git config user.name" in res.output, res.output
+    after = sorted(p.relative_to(remote) for p in remote.rglob("*")) if remote.exists() else []
+    assert after == before and not [p for p in after if (remote / p).is_file()], "nothing pushed"
+    assert snapshot_state(ws) == state, "no file, index entry, commit or tag changed"
+    git(ws.root, "config", "user.email", "expert@example.com")
+    with pytest.raises(GoldsetError, match=r"\(user\.name not set\); run `git config user\.name"):
+        release("1.0.0", message="one", ws=ws)
+    git(ws.root, "config", "user.name", "An Expert")
+    assert release("1.0.0", message="one", ws=ws).version == "v1.0.0"
+    assert git(ws.root, "log", "-1", "--format=%an <%ae>") == "An Expert <expert@example.com>"
+
+
+def test_a_release_commits_only_what_it_owns(ws: Workspace) -> None:
+    """Unrelated edits stay where the user left them: a line added to .gitignore (before the first release and
+    before the second), an edit of a tracked file, a staged change; the release commit holds its own files, with
+    the ignore lines goldset and DVC add."""
+    (ws.root / "notes.txt").write_text("notes\n")
+    (ws.root / "staged.txt").write_text("one\n")
+    git(ws.root, "add", "notes.txt", "staged.txt")
+    git(ws.root, "commit", "-q", "-m", "the team's files")
+    with (ws.root / ".gitignore").open("a") as f:
+        f.write("*.log\n")
+    release("1.0.0", message="one", ws=ws)
+    committed = git(ws.root, "show", "v1.0.0:.gitignore").splitlines()
+    assert "/data" in committed and ".env" in committed and "*.log" not in committed
+    assert "*.log" in (ws.root / ".gitignore").read_text().splitlines(), "the working copy keeps the user's line"
+    assert "/data/chunks.jsonl" in git(ws.root, "show", "v1.0.0:.dvcignore").splitlines()
+    assert git(ws.root, "diff", "--name-only").split() == [".gitignore"]
+    assert git(ws.root, "diff", "--cached", "--name-only") == ""
+
+    with (ws.root / ".gitignore").open("a") as f:
+        f.write("*.bak\n")
+    git(ws.root, "add", ".gitignore")  # staged by the user: it stays staged, and out of the release commit
+    with (ws.root / ".gitignore").open("a") as f:
+        f.write("*.tmp\n")
+    (ws.root / "notes.txt").write_text("notes, edited\n")
+    (ws.root / "staged.txt").write_text("two\n")
+    git(ws.root, "add", "staged.txt")
+    pairs = read_pairs(ws)
+    write_pairs(ws, [pairs[0].model_copy(update={"answer": pairs[0].answer + " More."}), *pairs[1:]])
+    release("1.1.0", message="two", ws=ws)
+    files = set(git(ws.root, "show", "--name-only", "--format=", "v1.1.0^{commit}").split())
+    assert files <= {"data.dvc", ".gitignore", ".dvcignore", ".dvc/config", ".dvc/.gitignore"} and "data.dvc" in files
+    committed = git(ws.root, "show", "v1.1.0:.gitignore").splitlines()
+    assert "/data" in committed and not {"*.log", "*.bak", "*.tmp"} & set(committed)
+    assert git(ws.root, "show", "v1.1.0:notes.txt") == "notes" and git(ws.root, "show", "v1.1.0:staged.txt") == "one"
+    assert git(ws.root, "diff", "--name-only").split() == [".gitignore", "notes.txt"], "unstaged as they were"
+    assert git(ws.root, "diff", "--cached", "--name-only").split() == [".gitignore", "staged.txt"], "staged as it was"
+
+    def changed(*args: str) -> list[str]:
+        diff = git(ws.root, "diff", *args, "--", ".gitignore").splitlines()
+        return [ln for ln in diff if ln[:1] in "+-" and ln[:3] not in ("+++", "---")]
+
+    assert changed("--cached") == ["+*.log", "+*.bak"] and changed() == ["+*.tmp"]

@@ -171,3 +171,16 @@ def decide(pairs: list[QAPair], outcomes: dict[str, str]) -> list[QAPair]:
         out.append(p)
     return out
 
+
+def no_git_identity(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No git identity anywhere: HOME and the global config point at an empty config, no system config, and
+    none of the environment variables git takes a name or email from."""
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    (home / ".gitconfig").write_text("")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    for name in (*GIT_IDENTITY, "EMAIL"):
+        monkeypatch.delenv(name, raising=False)
