@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from goldset.cli import app
 from goldset.dataset import read_dataset
-from goldset.errors import InputError
+from goldset.errors import GoldsetError, InputError
 from goldset.schema import PairStatus, QuestionType
 from goldset.versioning.load import (
     IntegrityError,
@@ -30,10 +30,12 @@ from goldset.workspace import Workspace
 from tests.helpers.versioning_data import (
     KB,
     clone,
+    decide,
     git,
     hand_pairs,
     kb_chunks,
     make_workspace,
+    no_git_identity,
     read_pairs,
     release_env,
     snapshot_state,
@@ -302,3 +304,189 @@ def test_a_remote_folder_the_repository_versions_is_committed_with_the_release(w
     shutil.rmtree(tmp_path / "remote", ignore_errors=True)
     copy = clone(ws.root, tmp_path / "clone", "--no-tags")
     assert len(load("v1.0.0", repo=copy)) == 8
+
+
+def _pct(x: float | None) -> str:
+    return f"{x:.0%}" if x is not None else "-"
+
+
+def _expected_rate(pairs: list, golden: set[str]) -> tuple[float, int, int]:
+    """The estimate worked out by hand from the pairs: per (round, stratum), the rate of its decided random pairs
+    still in the set, weighted by the pairs of its remainder still in the set; and (covered, golden) counts."""
+    from collections import defaultdict
+
+    groups: dict[tuple, list] = defaultdict(list)
+    live = [p for p in pairs if p.status not in (PairStatus.retired, PairStatus.stale)]
+    for p in live:
+        if p.review.round is not None and not (p.review.sampled and not p.review.random):
+            groups[(p.review.round, p.review.stratum)].append(p)
+    num = den = 0.0
+    covered = {p.id for p in live if p.id in golden and p.review.outcome is not None}
+    for members in groups.values():
+        decided = [p for p in members if p.review.random and p.review.outcome is not None]
+        if decided:
+            num += len(members) * sum(p.review.outcome == "accepted" for p in decided) / len(decided)
+            den += len(members)
+            covered |= {p.id for p in members if p.id in golden}
+    return num / den, len(covered), len(golden)
+
+
+def test_a_release_estimate_describes_its_own_pairs(tmp_path: Path) -> None:
+    """v1.0.0 is reviewed; by v1.1.0 refresh retired a reviewed random pair and an unsampled one of its stratum and
+    four new pairs came in, never sampled: v1.1.0's estimate is recomputed over its own pairs (the retired ones gone,
+    their stratum reweighted) and says it speaks for fewer golden pairs; the changelog and the release output say
+    the estimate is older than the new pairs."""
+    from collections import Counter
+
+    from goldset.review.sampling import sample
+
+    ws = make_workspace(tmp_path / "ws", KB / "en", tmp_path / "remote")
+    pool = hand_pairs(kb_chunks(ws), 24, status=PairStatus.passed)
+    write_pairs(ws, pool[:20])
+    drawn = sample(ws, size=8, seed=3, random_share=1.0)
+    assert drawn.random == 8
+    pairs = read_pairs(ws)
+    randoms = sorted(p.id for p in pairs if p.review.random)
+    outcomes = {pid: "accepted" for pid in randoms}
+    outcomes[randoms[0]] = outcomes[randoms[1]] = "rejected"
+    write_pairs(ws, decide(pairs, outcomes))
+    r1 = release("1.0.0", message="reviewed", ws=ws)
+    s1 = r1.manifest.review
+    assert s1 is not None
+    rate, covered, golden = _expected_rate(read_pairs(ws), set(r1.manifest.golden_ids))
+    assert s1.acceptance_rate == pytest.approx(rate, abs=1e-4)
+    assert (s1.covered, s1.golden) == (covered, golden) == (18, 18)
+    assert "Quality estimate:" in r1.changelog and "speaks for all 18 golden pairs." in r1.changelog
+
+    # refresh retires an accepted random pair of a stratum that keeps other draws, and an unsampled pair of it
+    pairs = read_pairs(ws)
+    draws = Counter(p.review.stratum for p in pairs if p.review.random)
+    unsampled = {p.review.stratum: p for p in pairs if not p.review.sampled}
+    gone_draw = next(p for p in pairs if p.review.outcome == "accepted" and draws[p.review.stratum] > 1
+                     and p.review.stratum in unsampled)  # fmt: skip
+    gone = {gone_draw.id, unsampled[gone_draw.review.stratum].id}
+    pairs = [p.model_copy(update={"status": PairStatus.retired}) if p.id in gone else p for p in pairs]
+    write_pairs(ws, [*pairs, *pool[20:]])
+    r2 = release("1.1.0", message="after refresh", ws=ws)
+    s2 = r2.manifest.review
+    assert s2 is not None
+    rate2, covered2, golden2 = _expected_rate(read_pairs(ws), set(r2.manifest.golden_ids))
+    assert golden2 == 18 - 2 + 4 and covered2 == 18 - 2
+    assert s2.acceptance_rate == pytest.approx(rate2, abs=1e-4)
+    assert (s2.golden, s2.covered, s2.outside, s2.unsampled) == (golden2, covered2, 4, 4)
+    assert (s2.retired_since, s2.random_retired, s2.random, s2.random_reviewed) == (2, 1, 7, 7)
+    line = next(ln for ln in r2.changelog.splitlines() if ln.startswith("Quality estimate:"))
+    assert "speaks for 16 of 20 golden pairs (80%); 4 new pairs unreviewed since v1.0.0" in line
+    assert "2 pairs of the sample rounds left the set since they were drawn (1 of the random part)" in line
+    assert "older than these pairs" in line
+    assert "speaks for 16/20 golden" in r2.changelog  # the figures table
+
+    res = runner.invoke(app, ["review", "status", "--no-server", "-w", str(ws.root)])
+    assert res.exit_code == 0, res.output
+    assert "coverage      speaks for 16 of 20 golden pairs (80%); 4 outside it: 4 in no round yet" in res.output
+    write_pairs(ws, [*read_pairs(ws), *hand_pairs(kb_chunks(ws), 25, status=PairStatus.passed)[24:]])
+    res = runner.invoke(app, ["release", "1.2.0", "-m", "one more", "-w", str(ws.root)])
+    assert res.exit_code == 0, res.output
+    assert f"  estimate      {_pct(s2.acceptance_rate)} [" in res.output
+    assert "speaks for 16 of 21 golden pairs (76%); 1 new pair unreviewed since v1.1.0; 4 more outside it" in res.output
+
+
+def test_hand_edits_are_edits_in_the_diff_and_the_changelog(ws: Workspace, tmp_path: Path) -> None:
+    """Someone edits data/pairs.jsonl in an editor between releases: a question, an answer, an evidence quote, and
+    a stale pair fixed and put back. Each is an edit in the release's changelog and in `goldset diff`."""
+    pairs = read_pairs(ws)
+    stale = pairs[3].id
+    write_pairs(ws, [p.model_copy(update={"status": PairStatus.stale}) if p.id == stale else p for p in pairs])
+    release("1.0.0", message="one", ws=ws)
+    golden = sorted(p.id for p in read_pairs(ws) if p.status in (PairStatus.accepted, PairStatus.passed))
+    q_id, a_id, e_id = golden[0], golden[1], golden[2]
+    lines = []
+    for line in ws.pairs_path.read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        if rec["id"] == q_id:
+            rec["question"] = rec["question"].replace("What does", "What exactly does")
+        elif rec["id"] == a_id:
+            rec["answer"] = rec["answer"] + " See the example."
+        elif rec["id"] == e_id:
+            rec["evidence"][0]["quote"] = rec["evidence"][0]["quote"].rstrip(".")
+        elif rec["id"] == stale:
+            rec["answer"], rec["status"] = rec["answer"] + " Fixed by hand.", "accepted"
+        lines.append(json.dumps(rec, ensure_ascii=False))
+    ws.pairs_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    r = release("1.1.0", message="hand edits", ws=ws)
+    assert sorted(e.id for e in r.diff.edited) == sorted([q_id, a_id, e_id, stale])
+    assert [p.id for p in r.diff.added] == [stale], "back in the golden set, and edited"
+    assert sorted(r.diff.edited_unreviewed) == sorted([q_id, a_id, e_id, stale]), "no review decision since v1.0.0"
+    section = r.changelog.split("### Edited (4)")[1].split("###")[0]
+    assert "question: What **exactly** does" in section and "answer: " in section and "**See the example.**" in section
+    assert "  - evidence: " in section
+    out = tmp_path / "changes.md"
+    res = runner.invoke(app, ["diff", "v1.0.0", "v1.1.0", "-o", str(out), "-w", str(ws.root)])
+    assert res.exit_code == 0, res.output
+    assert "### Edited (4)" in out.read_text() and f"`{e_id}`" in out.read_text().split("### Edited (4)")[1]
+
+
+def test_a_release_without_a_git_identity_stops_before_writing_or_pushing(
+    ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    no_git_identity(tmp_path, monkeypatch)
+    remote = tmp_path / "remote"
+    before = sorted(p.relative_to(remote) for p in remote.rglob("*")) if remote.exists() else []
+    state = snapshot_state(ws)
+    with pytest.raises(GoldsetError, match=r"user\.name and user\.email not set.*`git config user\.email you@"):
+        release("1.0.0", message="one", ws=ws)
+    res = runner.invoke(app, ["release", "1.0.0", "-m", "one", "-w", str(ws.root)])
+    assert res.exit_code == 2 and res.output.count("\n") == 1 and "git config user.name" in res.output, res.output
+    after = sorted(p.relative_to(remote) for p in remote.rglob("*")) if remote.exists() else []
+    assert after == before and not [p for p in after if (remote / p).is_file()], "nothing pushed"
+    assert snapshot_state(ws) == state, "no file, index entry, commit or tag changed"
+    git(ws.root, "config", "user.email", "expert@example.com")
+    with pytest.raises(GoldsetError, match=r"\(user\.name not set\); run `git config user\.name"):
+        release("1.0.0", message="one", ws=ws)
+    git(ws.root, "config", "user.name", "An Expert")
+    assert release("1.0.0", message="one", ws=ws).version == "v1.0.0"
+    assert git(ws.root, "log", "-1", "--format=%an <%ae>") == "An Expert <expert@example.com>"
+
+
+def test_a_release_commits_only_what_it_owns(ws: Workspace) -> None:
+    """Unrelated edits stay where the user left them: a line added to .gitignore (before the first release and
+    before the second), an edit of a tracked file, a staged change; the release commit holds its own files, with
+    the ignore lines goldset and DVC add."""
+    (ws.root / "notes.txt").write_text("notes\n")
+    (ws.root / "staged.txt").write_text("one\n")
+    git(ws.root, "add", "notes.txt", "staged.txt")
+    git(ws.root, "commit", "-q", "-m", "the team's files")
+    with (ws.root / ".gitignore").open("a") as f:
+        f.write("*.log\n")
+    release("1.0.0", message="one", ws=ws)
+    committed = git(ws.root, "show", "v1.0.0:.gitignore").splitlines()
+    assert "/data" in committed and ".env" in committed and "*.log" not in committed
+    assert "*.log" in (ws.root / ".gitignore").read_text().splitlines(), "the working copy keeps the user's line"
+    assert "/data/chunks.jsonl" in git(ws.root, "show", "v1.0.0:.dvcignore").splitlines()
+    assert git(ws.root, "diff", "--name-only").split() == [".gitignore"]
+    assert git(ws.root, "diff", "--cached", "--name-only") == ""
+
+    with (ws.root / ".gitignore").open("a") as f:
+        f.write("*.bak\n")
+    git(ws.root, "add", ".gitignore")  # staged by the user: it stays staged, and out of the release commit
+    with (ws.root / ".gitignore").open("a") as f:
+        f.write("*.tmp\n")
+    (ws.root / "notes.txt").write_text("notes, edited\n")
+    (ws.root / "staged.txt").write_text("two\n")
+    git(ws.root, "add", "staged.txt")
+    pairs = read_pairs(ws)
+    write_pairs(ws, [pairs[0].model_copy(update={"answer": pairs[0].answer + " More."}), *pairs[1:]])
+    release("1.1.0", message="two", ws=ws)
+    files = set(git(ws.root, "show", "--name-only", "--format=", "v1.1.0^{commit}").split())
+    assert files <= {"data.dvc", ".gitignore", ".dvcignore", ".dvc/config", ".dvc/.gitignore"} and "data.dvc" in files
+    committed = git(ws.root, "show", "v1.1.0:.gitignore").splitlines()
+    assert "/data" in committed and not {"*.log", "*.bak", "*.tmp"} & set(committed)
+    assert git(ws.root, "show", "v1.1.0:notes.txt") == "notes" and git(ws.root, "show", "v1.1.0:staged.txt") == "one"
+    assert git(ws.root, "diff", "--name-only").split() == [".gitignore", "notes.txt"], "unstaged as they were"
+    assert git(ws.root, "diff", "--cached", "--name-only").split() == [".gitignore", "staged.txt"], "staged as it was"
+
+    def changed(*args: str) -> list[str]:
+        diff = git(ws.root, "diff", *args, "--", ".gitignore").splitlines()
+        return [ln for ln in diff if ln[:1] in "+-" and ln[:3] not in ("+++", "---")]
+
+    assert changed("--cached") == ["+*.log", "+*.bak"] and changed() == ["+*.tmp"]

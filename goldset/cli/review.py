@@ -203,14 +203,32 @@ def _fmt_est(e: AcceptanceEstimate | ReviewSampleStats, confidence: float) -> st
     return f"{e.acceptance_rate:.1%} [{e.ci_low:.1%}, {e.ci_high:.1%}] ({confidence:.0%} Wilson)"
 
 
+def _coverage(s: ReviewSampleStats) -> str:
+    """What share of the golden pairs the estimate speaks for, and what it does not."""
+    if not s.golden:
+        return "no golden pair (accepted or passed) yet"
+    line = f"speaks for {s.covered} of {s.golden} golden pairs ({s.covered / s.golden:.0%})"
+    if s.outside:
+        rest = s.outside - s.unsampled
+        parts = [f"{s.unsampled} in no round yet (goldset review sample)"] if s.unsampled else []
+        parts += [f"{rest} drawn for risk or in a stratum with no decided random pair"] if rest else []
+        line += f"; {s.outside} outside it: " + ", ".join(parts)
+    if s.retired_since:
+        line += (f"; {s.retired_since} sampled-round pairs left the set since they were drawn "
+                 f"({s.random_retired} random), no longer counted")  # fmt: skip
+    return line
+
+
 def _print_estimate(s: ReviewSampleStats) -> None:
     from rich.table import Table
 
     out = console()
     conf = s.confidence or 0.95
+    lenient = "; edits count as accepted" if s.edits_count_as_accepted else ""
     out.print(f"estimate      acceptance of the unreviewed pairs: {_fmt_est(s, conf)}; rests on {s.random_reviewed} "
-              f"reviewed of {s.random} random pairs (effective n {s.effective_n or 0:g}), speaks for {s.population} "
-              f"pairs{'; edits count as accepted' if s.edits_count_as_accepted else ''}")  # fmt: skip
+              f"reviewed of {s.random} random pairs (effective n {s.effective_n or 0:g}), stands for the "
+              f"{s.population} pairs of the rounds' random remainders{lenient}")  # fmt: skip
+    out.print(f"coverage      {_coverage(s)}", markup=False)
     if not s.random:
         return
     table = Table(title="estimate by group (random part only)", title_justify="left")

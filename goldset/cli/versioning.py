@@ -67,6 +67,11 @@ def _print_release(r: ReleaseReport) -> None:
         f"  changes       {len(d.added)} added, {len(d.retired)} retired, {len(d.edited)} edited, "
         f"{len(d.type_changes)} type changes ({against})"
     )
+    from goldset.versioning.changelog import estimate_line
+
+    estimate = estimate_line(d)
+    if estimate is not None:
+        out.print(f"  estimate      {estimate.removeprefix('Quality estimate: ')}", markup=False)
     out.print(f"  pushed        {r.pushed} object(s) to DVC remote {r.remote}")
     if r.notes:
         from rich.markup import escape

@@ -83,6 +83,34 @@ class ReviewSampleStats(BaseModel):
     by_question_type: dict[str, AcceptanceEstimate] = Field(default_factory=dict, description="Per question type.")
     by_language: dict[str, AcceptanceEstimate] = Field(default_factory=dict, description="Per language.")
     estimated_at: datetime | None = Field(None, description="When the estimate was computed (UTC).")
+    last_decision_at: datetime | None = Field(
+        None, description="The newest review decision on a pair still in the set: how old what it rests on is."
+    )
+    golden: int = Field(
+        0, description="Golden pairs of the dataset the coverage figures refer to (0 in files written before them)."
+    )
+    covered: int = Field(
+        0,
+        description="Golden pairs the review speaks for: reviewed ones, and unreviewed ones of a sample round's "
+        "stratum whose random part still has a reviewed pair in the set.",
+    )
+    outside: int = Field(0, description="Golden pairs the estimate does not speak for (golden - covered).")
+    unsampled: int = Field(
+        0, description="Of the outside pairs, those in no sample round (added since the last round; never drawn)."
+    )
+    retired_since: int = Field(
+        0,
+        description="Pairs of the sample rounds' random remainders that left the set since they were drawn "
+        "(retired, stale, or rejected by the filters): no longer counted, their strata's weights recomputed.",
+    )
+    random_retired: int = Field(
+        0, description="Of those, pairs of the random part: their decisions no longer count in the estimate."
+    )
+
+    @property
+    def coverage(self) -> float | None:
+        """Share of the golden pairs the estimate speaks for (None when the coverage was not recorded)."""
+        return self.covered / self.golden if self.golden else None
 
 
 # ------------------------------------------------------------------------------------------ judge calibration

@@ -2,12 +2,18 @@
 
 scmrepo (DVC's git layer) stages nothing when given paths relative to another working directory, and reads its
 config once per open repository; the plain ``git`` command has neither trap and is needed anyway.
+
+A release commit holds exactly the entries the release gives (:meth:`Git.commit_entries`): it is made from a
+temporary index (HEAD's tree plus those entries) through ``git commit``, so hooks and signing apply as usual, and
+neither what the user staged nor what they left unstaged in other files (or in the same files) goes in.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,6 +22,10 @@ from goldset.errors import WorkspaceError
 
 class GitError(WorkspaceError):
     """A git command failed; the message holds the command and git's first line of explanation."""
+
+
+class NoIdentity(GitError):
+    """git cannot tell who commits (no user.name / user.email for the repository): a release could not commit."""
 
 
 def _require_git() -> str:
@@ -47,8 +57,11 @@ class Git:
 
     # ------------------------------------------------------------------------------------------------ running
 
-    def run(self, *args: str, check: bool = True, input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-        res = subprocess.run([_require_git(), *args], cwd=self.root, capture_output=True, input=input, check=False)
+    def run(
+        self, *args: str, check: bool = True, input: bytes | None = None, env: Mapping[str, str] | None = None
+    ) -> subprocess.CompletedProcess[bytes]:
+        res = subprocess.run([_require_git(), *args], cwd=self.root, capture_output=True, input=input, check=False,
+                             env={**os.environ, **env} if env else None)  # fmt: skip
         if check and res.returncode != 0:
             detail = res.stderr.decode("utf-8", "replace").strip().splitlines()
             first = next((line for line in detail if line.strip()), f"exit code {res.returncode}")
@@ -124,18 +137,77 @@ class Git:
             pos += size + 1
         return out
 
+    def git_dir(self) -> Path:
+        return Path(self.out("rev-parse", "--absolute-git-dir"))
+
+    def tree_entries(self, rev: str | None, relpaths: list[str]) -> dict[str, str]:
+        """``path -> "mode sha"`` of the files under ``relpaths`` in commit ``rev`` (empty when there is none)."""
+        if rev is None or not relpaths:
+            return {}
+        text = self.out("ls-tree", "-r", "--full-tree", rev, "--", *relpaths, check=False)
+        out: dict[str, str] = {}
+        for line in text.splitlines():
+            meta, _, path = line.partition("\t")
+            mode, _, sha = meta.split(" ")
+            out[path] = f"{mode} {sha}"
+        return out
+
+    def identity_problem(self) -> str | None:
+        """None when git can name the author and committer of a commit here from a name and an email someone set
+        (``user.name`` / ``user.email`` in any git config, or git's environment variables); else a one-line
+        explanation saying which ``git config`` to set. Stricter than git, which guesses a name from the account
+        and an email from the host name when it can: a release commit should not carry ``root@host``."""
+        env = os.environ.get
+        given = {
+            "user.name": bool(env("GIT_AUTHOR_NAME") and env("GIT_COMMITTER_NAME")),
+            "user.email": bool(env("GIT_AUTHOR_EMAIL") and env("GIT_COMMITTER_EMAIL")) or bool(env("EMAIL")),
+        }
+        missing = [k for k, ok in given.items() if not ok and not self.out("config", "--get", k, check=False)]
+        idents = ("GIT_AUTHOR_IDENT", "GIT_COMMITTER_IDENT")  # what `git commit` and `git tag -a` will use
+        if not missing and all(self.run("var", v, check=False).returncode == 0 for v in idents):
+            return None
+        what = " and ".join(missing) if missing else "user.name and user.email"
+        example = {
+            "user.name": 'git config user.name "Your Name"',
+            "user.email": "git config user.email you@example.com",
+        }
+        todo = " and ".join(f"`{example[k]}`" for k in (missing or ["user.name", "user.email"]))
+        return (
+            f"{self.root}: git has no identity to commit with ({what} not set); run {todo} (add --global for every "
+            "repository), then release again"
+        )
+
     # ------------------------------------------------------------------------------------------------ writing
 
-    def add(self, *relpaths: str) -> None:
-        self.run("add", "--", *relpaths)
+    def hash_blob(self, data: bytes) -> str:
+        """Store ``data`` as a blob in the object database; its sha."""
+        return self.run("hash-object", "-w", "--stdin", input=data).stdout.decode().strip()
 
-    def commit_only(self, relpaths: list[str], message: str) -> str:
-        """Commit exactly ``relpaths`` (their working-tree state), leaving anything else staged as it was."""
-        self.run("commit", "-q", "-m", message, "--", *relpaths)
-        head = self.head()
-        if head is None:  # pragma: no cover - a commit that succeeded has a HEAD
-            raise GitError(f"{self.root}: commit made but HEAD is unreadable")
-        return head
+    def commit_entries(self, blobs: Mapping[str, bytes], files: list[str], message: str) -> dict[str, str]:
+        """Commit HEAD's tree with ``blobs`` (path -> content) and ``files`` (paths, folders too, taken as they are
+        in the working tree) and nothing else, through a temporary index; the real index is left alone. Returns
+        ``path -> "mode sha"`` of every committed entry under those paths."""
+        index = self.git_dir() / f"goldset-release-index-{os.getpid()}"
+        index.unlink(missing_ok=True)
+        env = {"GIT_INDEX_FILE": str(index)}
+        try:
+            head = self.head()
+            self.run("read-tree", *([head] if head else ["--empty"]), env=env)
+            if files:
+                self.run("add", "--", *files, env=env)
+            info = "".join(f"100644 {self.hash_blob(data)}\t{path}\n" for path, data in blobs.items())
+            if info:
+                self.run("update-index", "--add", "--index-info", input=info.encode(), env=env)
+            self.run("commit", "-q", "-m", message, env=env)
+        finally:
+            index.unlink(missing_ok=True)
+        return self.tree_entries("HEAD", [*blobs, *files])
+
+    def set_index(self, entries: Mapping[str, str]) -> None:
+        """Set index entries (``path -> "mode sha"``), leaving every other entry as it is."""
+        if entries:
+            info = "".join(f"{meta}\t{path}\n" for path, meta in entries.items())
+            self.run("update-index", "--add", "--index-info", input=info.encode())
 
     def ignored(self, relpath: str) -> bool:
         return self.run("check-ignore", "-q", "--", relpath, check=False).returncode == 0

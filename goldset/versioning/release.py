@@ -8,11 +8,19 @@ pushes exactly this version's objects to the default remote, commits ``data.dvc`
 config it needs) and tags the commit. The working copy's ``chunks.jsonl`` (the cited chunks, which generate and
 filter keep up to date) stays out of releases through ``.dvcignore``: the corpus holds those chunks and all others.
 
+The commit holds only what the release owns (:meth:`Git.commit_entries`): ``data.dvc``, DVC's config (the remote
+the data was pushed to, which a clone needs) and, of ``.gitignore`` and ``.dvcignore``, the committed version plus
+the lines goldset and DVC own (``goldset init``'s, ``/data``, ``/data/chunks.jsonl``, whatever ``dvc add`` added):
+anything else the user changed there, staged or not, stays as it was and out of the commit. (Staging a blob of
+HEAD's version plus those lines rather than refusing: an unrelated edit of ``.gitignore`` is common and none of
+the release's business.)
+
 Everything that can be checked is checked before anything is written: the version is new (no tag, no release
-record of that name), the repository is a git repository with DVC and a default remote, ``data/`` holds nothing
-edited by hand, every golden pair's evidence is in the pinned snapshot as it was when the pair was written, and
-something changed since the previous release. If a later step fails (DVC, the push, the commit, the tag) every
-file is put back, the commit is undone and no tag is made: a tag always names pushed data.
+record of that name), the repository is a git repository with DVC and a default remote, git knows who commits
+(user.name, user.email), ``data/`` holds nothing edited by hand, every golden pair's evidence is in the pinned
+snapshot as it was when the pair was written, and something changed since the previous release. If a later step
+fails (DVC, the push, the commit, the tag) every file is put back, the commit is undone and no tag is made: a tag
+always names pushed data.
 """
 
 from __future__ import annotations
@@ -33,9 +41,10 @@ from goldset.schema import Chunk, KBSnapshot, Manifest, PairStatus, QAPair, Revi
 from goldset.schema.manifest import CHUNKS_FILE, MANIFEST_FILE, PAIRS_FILE
 from goldset.versioning.calibration import calibration_markdown, calibration_notes
 from goldset.versioning.changelog import VersionDiff, diff_datasets, to_markdown
-from goldset.versioning.git import Git
+from goldset.versioning.git import Git, NoIdentity
 from goldset.versioning.load import RepoRef, Version, fetch_files, list_versions, read_records, version_number
 from goldset.versioning.record import DVC_FILE, ReleaseRecord, with_record
+from goldset.workspace import GITIGNORE_LINES
 
 if TYPE_CHECKING:
     from goldset.dataset import Dataset
@@ -193,16 +202,20 @@ def check_manual_edits(data_dir: Path, project_root: Path, git: Git) -> None:
             )
 
 
-def review_figures(pairs: list[QAPair], ws: Workspace, base: ReviewSampleStats | None) -> ReviewSampleStats | None:
-    """The review sample's figures as ``goldset review status`` gives them (the estimate from the random part only,
-    per stratum, type and language: :func:`goldset.review.estimate.review_stats`), else ``base`` when no pair was
-    sampled. The risk part is drawn for being risky, so counting it would bias the quality estimate down."""
+def review_figures(
+    pairs: list[QAPair], ws: Workspace, base: ReviewSampleStats | None, golden: list[str]
+) -> ReviewSampleStats | None:
+    """The review sample's figures over the release's own pairs, as ``goldset review status`` gives them
+    (:func:`goldset.review.estimate.review_stats`: the estimate from the random part still in the set, weights
+    derived from what is left of each stratum, and the share of ``golden`` it speaks for), else ``base`` when no
+    pair was sampled. The risk part is drawn for being risky, so counting it would bias the estimate down."""
     from goldset.config import load_settings
     from goldset.review.estimate import review_stats
 
     if not any(p.review.sampled for p in pairs):
         return base
-    return review_stats(pairs, load_settings(ws).review, rounds=base.rounds if base is not None else ())
+    rounds = base.rounds if base is not None else ()
+    return review_stats(pairs, load_settings(ws).review, rounds=rounds, golden=golden)
 
 
 # ------------------------------------------------------------------------------------------------ files
@@ -272,6 +285,67 @@ def _ensure_line(path: Path, line: str, txn: _Transaction) -> None:
         txn.write(path, (text + ("" if not text or text.endswith("\n") else "\n") + line + "\n").encode("utf-8"))
 
 
+#: ignore file (at the workspace root) -> the lines goldset owns in it (DVC's own are the ones a release adds)
+IGNORE_FILES = {".gitignore": GITIGNORE_LINES, ".dvcignore": (DVCIGNORE_LINE,)}
+
+
+def _text(path: Path) -> str:
+    return path.read_text(encoding="utf-8") if path.is_file() else ""
+
+
+def release_lines(base: str, before: str, now: str, own: Iterable[str]) -> str:
+    """The ignore file a release commits: ``base`` (what git holds) plus the lines of ``now`` goldset or DVC own:
+    ``own`` and the ones added since ``before`` (by this release: ``dvc add``'s ``/data``). Other lines of ``now``
+    (the user's, not committed yet) stay out."""
+    have, earlier, owned = set(base.splitlines()), set(before.splitlines()), set(own)
+    extra = [ln for ln in now.splitlines() if ln.strip() and (ln in owned or ln not in earlier) and ln not in have]
+    if not extra:
+        return base
+    return base + ("" if not base or base.endswith("\n") else "\n") + "\n".join(dict.fromkeys(extra)) + "\n"
+
+
+def _entry(ls_files_line: str | None) -> str | None:
+    """``mode sha`` of a ``git ls-files -s`` line."""
+    return " ".join(ls_files_line.split("\t")[0].split()[:2]) if ls_files_line else None
+
+
+def _commit(
+    git: Git, root: Path, git_paths: list[str], ignore_before: dict[str, str], index_before: dict[str, str],
+    head_before: str | None, message: str,
+) -> str:  # fmt: skip
+    """Commit what the release owns (module doc) and set the index to it where the user had nothing staged (a
+    staged ignore file keeps its staged lines, plus the release's); returns the commit."""
+    head_entries = git.tree_entries(head_before, git_paths)
+
+    def blob(entry: str | None) -> str:
+        data = git.cat_many([entry.split()[1]]).get(entry.split()[1]) if entry else None
+        return (data or b"").decode("utf-8")
+
+    blobs: dict[str, bytes] = {}
+    for name, own in IGNORE_FILES.items():
+        if not (root / name).is_file():
+            continue
+        rel = git.rel(root / name)
+        base = blob(head_entries.get(rel) or _entry(index_before.get(rel)))  # new to git: as staged
+        blobs[rel] = release_lines(base, ignore_before[name], _text(root / name), own).encode("utf-8")
+    files = [p for p in git_paths if p not in blobs and (git.root / p).exists()]
+    committed = git.commit_entries(blobs, files, message)
+    index: dict[str, str] = {}
+    for path, meta in committed.items():
+        staged = _entry(index_before.get(path))
+        if staged == head_entries.get(path) or path not in blobs:
+            index[path] = meta
+        else:  # the user staged an edit of this ignore file: it stays staged, with the release's lines
+            name = next(n for n in IGNORE_FILES if git.rel(root / n) == path)
+            text = release_lines(blob(staged), ignore_before[name], _text(root / name), IGNORE_FILES[name])
+            index[path] = f"100644 {git.hash_blob(text.encode('utf-8'))}"
+    git.set_index(index)
+    commit = git.head()
+    if commit is None:  # pragma: no cover - a commit that succeeded has a HEAD
+        raise WorkspaceError(f"{git.root}: commit made but HEAD is unreadable")
+    return commit
+
+
 def _commit_message(name: str, message: str, manifest: Manifest) -> str:
     first, _, rest = message.strip().partition("\n")
     body = [
@@ -325,6 +399,9 @@ def release(
     git = Git.around(root)
     if git is None:
         raise WorkspaceError(f"{root}: not a git repository; run `goldset init` (releases are git commits and tags)")
+    problem = git.identity_problem()
+    if problem is not None:
+        raise NoIdentity(problem)
     project = dvc.Project(root)
     project.require()
     ref = RepoRef(dvc_root=root, git=git)
@@ -407,7 +484,7 @@ def release(
             "golden_counts_by_language": dict(sorted(Counter(p.language for p in golden_pairs).items())),
             "n_documents": len(snapshot.documents),
             "golden_rule": settings.golden,
-            "review": review_figures(pairs, workspace, base.review if base else None),
+            "review": review_figures(pairs, workspace, base.review if base else None, golden),
             "calibration": base.calibration if base else None,
         }
     )
@@ -433,7 +510,7 @@ def release(
         git_paths.append(git.rel(remote.path))
     index_before = git.index_entries(git_paths)
     head_before = git.head()
-    committed = False
+    ignore_before = {name: _text(root / name) for name in IGNORE_FILES}
     written = 0
     try:
         tick(1, "write")
@@ -462,13 +539,11 @@ def release(
         tick(3, "push")
         pushed = dvc.push(root, dvc_file, remote)
         tick(4, "commit")
-        paths = [p for p in git_paths if (git.root / p).exists()]
-        git.add(*paths)
-        commit = git.commit_only(paths, _commit_message(name, message, manifest))
-        committed = True
+        commit = _commit(git, root, git_paths, ignore_before, index_before, head_before,
+                         _commit_message(name, message, manifest))  # fmt: skip
         git.tag(name, message.strip(), commit)
     except BaseException:
-        if committed:
+        if git.head() != head_before:  # committed (whatever failed after)
             git.undo_commit(head_before)
         txn.rollback()
         git.restore_index(index_before, git_paths)

@@ -152,3 +152,35 @@ def snapshot_state(ws: Workspace) -> dict[str, object]:
         "index": git(ws.root, "ls-files", "-s"),
         "files": files,
     }
+
+
+def decide(pairs: list[QAPair], outcomes: dict[str, str]) -> list[QAPair]:
+    """Expert decisions on ``pairs`` (id → 'accepted' or 'rejected'), with the status review gives them."""
+    from goldset.schema import ReviewDecision
+    from goldset.schema.base import utcnow
+
+    out = []
+    for p in pairs:
+        outcome = outcomes.get(p.id)
+        if outcome is not None:
+            verdict = "accept" if outcome == "accepted" else "reject"
+            decision = ReviewDecision(reviewer="expert@example.com", at=utcnow(), verdict=verdict)
+            review = p.review.model_copy(update={"outcome": outcome, "decisions": [*p.review.decisions, decision]})
+            status = PairStatus.accepted if outcome == "accepted" else PairStatus.rejected
+            p = p.model_copy(update={"review": review, "status": status})
+        out.append(p)
+    return out
+
+
+def no_git_identity(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No git identity anywhere: HOME and the global config point at an empty config, no system config, and
+    none of the environment variables git takes a name or email from."""
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    (home / ".gitconfig").write_text("")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    for name in (*GIT_IDENTITY, "EMAIL"):
+        monkeypatch.delenv(name, raising=False)
