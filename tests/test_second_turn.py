@@ -133,13 +133,26 @@ def test_the_loop_turns_twice(tmp_path: Path, fake_llm: FakeOpenAI, monkeypatch:
     start = len(fake_llm.chat_requests())
     run("refresh", str(docs), "-w", str(ws))
     assert len(fake_llm.chat_requests()) == start
-    run("release", "--bump", "minor", "-m", "docs edited", "-w", str(ws))
+    # and an engineer fixes one accepted answer by hand in data/pairs.jsonl
+    current = pairs_of(ws)
+    fixed = next(p for p in current.values() if p.status is PairStatus.accepted)
+    lines = (ws / "data" / "pairs.jsonl").read_text(encoding="utf-8").splitlines()
+    edited = fixed.model_copy(update={"answer": fixed.answer + " (as of the new release)"})
+    lines = [edited.model_dump_json() if json.loads(line)["id"] == fixed.id else line for line in lines]
+    (ws / "data" / "pairs.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = run("release", "--bump", "minor", "-m", "docs edited", "-w", str(ws))
     v12 = read_json(ws / "data" / "manifest.json", Manifest)
     assert v12.version == "v1.2.0" and v12.previous_version == "v1.1.0"
     gone = {p.id for p in pairs_of(ws).values() if any(e.doc_id == "cookie-params.md" for e in p.evidence)}
     assert gone and not gone & set(v12.golden_ids)
+    # the release's estimate speaks for its own pairs: the new ones nobody reviewed are outside it, and it says so
+    assert v12.review is not None and v12.review.golden == len(v12.golden_ids) and v12.review.outside > 0
+    changelog = (ws / "data" / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert f"speaks for {v12.review.covered} of {v12.review.golden} golden pairs" in changelog
+    assert "The estimate is older than these pairs" in changelog
     for version in ("v1.0.0", "v1.1.0", "v1.2.0"):  # every release loads from the repository
         assert len(load(version, repo=ws)) > 0
-    diff = run("diff", "v1.1.0", "v1.2.0", "-w", str(ws))
-    assert "retired" in diff
-    assert json.loads((ws / "data" / "manifest.json").read_text(encoding="utf-8"))["version"] == "v1.2.0"
+    diff = run("diff", "v1.1.0", "v1.2.0", "-w", str(ws), "--out", str(tmp_path / "changes.md"))
+    assert "retired" in diff and fixed.id in diff  # the hand edit is an edit
+    edits = (tmp_path / "changes.md").read_text(encoding="utf-8").split("### Edited (1)", 1)[1].split("###", 1)[0]
+    assert fixed.id in edits and "(as of the new release)" in edits
