@@ -164,6 +164,7 @@ def test_without_label_studio_sdk_the_server_commands_say_which_extra_to_install
         assert "needs label-studio-sdk" in done.stderr and "pip install 'goldset[review]'" in done.stderr, done.stderr
     done = cli("review", "status")  # the local status still works; the server's part says what is missing
     assert done.returncode == 0 and "needs label-studio-sdk" in done.stdout, done.stdout + done.stderr
+    assert "pip install 'goldset[review]'" in done.stdout, done.stdout  # printed as text, not as rich markup
     before = ws.pairs_path.read_bytes()
     assert cli("review", "pull").returncode == 2 and ws.pairs_path.read_bytes() == before
     done = cli("review", "export", str(tmp_path / "review.json"))  # reviewing without a server needs no SDK

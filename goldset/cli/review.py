@@ -190,7 +190,9 @@ def status(
             out.print(f"label studio  {sv.url} project {sv.project}: {sv.tasks} tasks, {sv.annotated} annotated, "
                       f"{sv.skipped} skipped; annotations by reviewer: {per}")  # fmt: skip
     elif r.server_error:
-        out.print(f"label studio  [yellow]{r.server_error}[/]")
+        from rich.markup import escape
+
+        out.print(f"label studio  [yellow]{escape(r.server_error)}[/]")
     _print_estimate(s)
     if gate is not None:
         r.gate(gate)
