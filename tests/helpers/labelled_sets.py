@@ -1,4 +1,5 @@
-"""Integrity checks for a hand-labelled QA set (``tests/fixtures/labelled``, ``tests/fixtures/heldout``); no tests here.
+"""Integrity checks for a hand-labelled QA set (``tests/fixtures/labelled``, ``tests/fixtures/heldout``,
+``tests/fixtures/heldout-ops``); no tests here.
 
 Each ``problems_*`` function returns what is wrong with a set (empty when nothing is), so a test asserts on a list
 that names the records at fault. The shape is the one ``tests/fixtures/labelled/README.md`` defines; the checks are
@@ -23,6 +24,9 @@ TYPES = ("factual", "reasoning", "comparison", "multi_hop", "procedural", "unans
 LABELS = ("good", "verbatim_copy", "light_edit", "split_copy", "duplicate", "close_different", "self_reference")
 COPIES = ("verbatim_copy", "light_edit", "split_copy")
 KEYS = {"id", "language", "label", "question_type", "question", "answer", "evidence", "variant_of", "group", "note"}
+#: Keys a record may carry besides KEYS: ``operation``, the edit a light edit applies (tests/fixtures/heldout-ops;
+#: absent or null elsewhere).
+OPTIONAL_KEYS = {"operation"}
 PREFIX = {
     "good": "g",
     "verbatim_copy": "vc",
@@ -79,8 +83,8 @@ def problems_shape(s: LabelledSet) -> list[str]:
     out += [f"{i}: id used {c} times" for i, c in Counter(ids).items() if c > 1]
     for r in s.records:
         rid = r.get("id", "?")
-        if set(r) != KEYS:
-            out.append(f"{rid}: keys differ by {sorted(set(r) ^ KEYS)}")
+        if not KEYS <= set(r) <= KEYS | OPTIONAL_KEYS:
+            out.append(f"{rid}: keys differ by {sorted((set(r) - OPTIONAL_KEYS) ^ KEYS)}")
             continue
         if r["language"] not in LANGS or r["label"] not in LABELS or r["question_type"] not in TYPES:
             out.append(f"{rid}: unknown language, label or type")
