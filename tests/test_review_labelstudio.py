@@ -380,7 +380,7 @@ def test_pushes_started_together_make_one_project_and_one_task_per_pair(
     first = sampled
     sample(ws, size=20, seed=7, redraw=True)  # other pairs, pushed into the project that exists now
     sampled = {p.id for p in pairs_of(ws).values() if p.review.sampled}
-    assert len(sampled - first) >= 10
+    assert len(sampled - first) >= 5  # the risk part is the same whatever the seed; the random part is not
     outs = push_together(ws, tmp_path)
     tasks = tasks_by_pair(ls, found[0])
     assert set(tasks) == first | sampled and all(len(v) == 1 for v in tasks.values()), outs
