@@ -43,6 +43,7 @@ setup: $(BIN)/goldset
 lint: setup
 	$(BIN)/ruff check goldset tests benchmarks
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 # The suite runs under a launcher that starts Label Studio on a free port with a fresh data dir (unless
 # LABEL_STUDIO_URL and LABEL_STUDIO_API_KEY name a server already) and always stops it.

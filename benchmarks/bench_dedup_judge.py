@@ -52,7 +52,8 @@ DEFAULT = (3, 0.05)
 def set_pairs(set_name: str, root: Path) -> tuple[list[dict[str, Any]], Any]:
     """The set's labels (good, duplicate, close_different) and a workspace holding them as candidates."""
     from goldset import ingest
-    from goldset.workspace import Workspace, init_workspace
+    from goldset.scaffold import init_workspace
+    from goldset.workspace import Workspace
 
     labels = [r for r in load_labels(set_name) if r["label"] in SET_LABELS]
     init_workspace(root, dvc=False)

@@ -144,7 +144,8 @@ def _run_in(
     root: Path, set_name: str, name: str, records: list[dict[str, Any]], semantic: float | None
 ) -> dict[str, QAPair]:
     from goldset import ingest, run_filters
-    from goldset.workspace import Workspace, init_workspace
+    from goldset.scaffold import init_workspace
+    from goldset.workspace import Workspace
 
     init_workspace(root, dvc=False)
     ws = Workspace(root)

@@ -29,7 +29,8 @@ from _results import machine, write_section  # noqa: E402 (benchmarks/ is on sys
 
 from goldset.generation.runner import generate  # noqa: E402
 from goldset.kb import ingest  # noqa: E402
-from goldset.workspace import Workspace, init_workspace  # noqa: E402
+from goldset.scaffold import init_workspace  # noqa: E402
+from goldset.workspace import Workspace  # noqa: E402
 from tests.helpers.fake_openai import FakeOpenAI  # noqa: E402
 
 KB = ROOT.parent / "shared" / "kb" / "fastapi-en-0.141.1"

@@ -36,9 +36,10 @@ from goldset.filters import run_filters  # noqa: E402
 from goldset.generation.runner import generate  # noqa: E402
 from goldset.io import read_jsonl, write_jsonl  # noqa: E402
 from goldset.kb import ingest  # noqa: E402
+from goldset.scaffold import init_workspace  # noqa: E402
 from goldset.schema import PairStatus, QAPair  # noqa: E402
 from goldset.versioning.refresh import refresh  # noqa: E402
-from goldset.workspace import Workspace, init_workspace  # noqa: E402
+from goldset.workspace import Workspace  # noqa: E402
 from tests.helpers.duplicate_responders import make_duplicate_responder  # noqa: E402
 from tests.helpers.fake_openai import FakeOpenAI, schema_name_of  # noqa: E402
 from tests.helpers.judge_responders import groundedness_responder  # noqa: E402

@@ -18,9 +18,10 @@ from pathlib import Path
 from goldset.dataset import read_dataset, write_dataset
 from goldset.filters import run_filters
 from goldset.kb import ingest
+from goldset.scaffold import init_workspace
 from goldset.schema import Chunk, Evidence, PairStatus, Provenance, QAPair, QuestionType, pair_id
 from goldset.text import normalize_ws
-from goldset.workspace import Workspace, init_workspace
+from goldset.workspace import Workspace
 
 HERE = Path(__file__).resolve().parent
 DOCS = HERE / "kb" / "docs"

@@ -41,7 +41,7 @@ _EXPORTS: dict[str, str] = {
     # workspaces and settings
     "Workspace": "goldset.workspace",
     "find_workspace": "goldset.workspace",
-    "init_workspace": "goldset.workspace",
+    "init_workspace": "goldset.scaffold",
     "Settings": "goldset.config",
     "load_settings": "goldset.config",
     "Progress": "goldset.progress",
@@ -146,6 +146,7 @@ if TYPE_CHECKING:
     from goldset.llm import CallJournal, CallResult, LLMClient, resolve_endpoint
     from goldset.loop.runner import BuildReport, build
     from goldset.progress import Progress
+    from goldset.scaffold import init_workspace
     from goldset.schema import (
         CheckResult,
         Chunk,
@@ -165,4 +166,4 @@ if TYPE_CHECKING:
     from goldset.schema.build import BuildState
     from goldset.versioning.load import load, load_dataset
     from goldset.versioning.release import release
-    from goldset.workspace import Workspace, find_workspace, init_workspace
+    from goldset.workspace import Workspace, find_workspace

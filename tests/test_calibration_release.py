@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from goldset.cli import app
+from goldset.context import Context
 from goldset.io import read_json
 from goldset.review.calibration import calibrate
 from goldset.schema import Manifest, PairStatus, QAPair, Review, ReviewDecision
@@ -94,7 +95,7 @@ def test_a_release_whose_judge_agrees_says_nothing_and_a_stale_calibration_is_no
     calibrate(ws)
     manifest = read_json(ws.data_dir / "manifest.json", Manifest)
     pairs = read_pairs(ws)
-    assert calibration_notes(manifest, pairs, ws) == [], "kappa 0.00 >= -0.5: nothing to say"
+    assert calibration_notes(manifest, pairs, Context.of(ws)) == [], "kappa 0.00 >= -0.5: nothing to say"
 
     res = runner.invoke(app, ["release", "1.0.0", "-m", "first", "-w", str(ws.root)])
     assert res.exit_code == 0, res.output
@@ -105,9 +106,9 @@ def test_a_release_whose_judge_agrees_says_nothing_and_a_stale_calibration_is_no
     late = ReviewDecision(reviewer="x", at=datetime(2026, 2, 1, tzinfo=UTC), verdict="reject", source="goldset:late")
     pairs[0] = pairs[0].model_copy(update={"review": pairs[0].review.model_copy(
         update={"decisions": [*pairs[0].review.decisions, late]})})  # fmt: skip
-    notes = calibration_notes(manifest, pairs, ws)
+    notes = calibration_notes(manifest, pairs, Context.of(ws))
     assert len(notes) == 1 and "made before the latest review decisions" in notes[0]
     # ... and so would a judge model other than the one calibrated.
     monkeypatch.setenv("GOLDSET_JUDGE_MODEL", "another-judge")
-    notes = calibration_notes(manifest, read_pairs(ws), ws)
+    notes = calibration_notes(manifest, read_pairs(ws), Context.of(ws))
     assert len(notes) == 1 and "measured fake-judge" in notes[0] and "now model another-judge" in notes[0]

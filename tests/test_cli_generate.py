@@ -18,8 +18,9 @@ from typer.testing import CliRunner
 from goldset.cli import app
 from goldset.io import read_jsonl
 from goldset.kb import ingest, load_chunks
+from goldset.scaffold import init_workspace
 from goldset.schema import QAPair
-from goldset.workspace import Workspace, init_workspace
+from goldset.workspace import Workspace
 from tests.helpers.fake_openai import FakeOpenAI, Fault, start_subprocess
 from tests.helpers.responders import qa_responder
 

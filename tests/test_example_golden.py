@@ -14,9 +14,10 @@ from goldset.dataset import read_dataset, write_dataset
 from goldset.filters import run_filters
 from goldset.filters.registry import CHECKS
 from goldset.kb import ingest
+from goldset.scaffold import init_workspace
 from goldset.schema import PairStatus, QAPair, QuestionType
 from goldset.text import normalize_ws
-from goldset.workspace import Workspace, init_workspace
+from goldset.workspace import Workspace
 from tests.helpers.versioning_data import REPO_ROOT
 
 EXAMPLES = REPO_ROOT / "examples"

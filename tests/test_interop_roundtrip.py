@@ -102,7 +102,8 @@ def test_import_into_the_workspace_adds_new_pairs_and_leaves_existing_ones(
 ) -> None:
     from goldset.dataset import write_dataset
     from goldset.io import read_jsonl, write_jsonl
-    from goldset.workspace import Workspace, init_workspace
+    from goldset.scaffold import init_workspace
+    from goldset.workspace import Workspace
     from tests.helpers.interop_data import chunks
 
     ws_root = tmp_path / "ws"

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 
 from goldset import evaluate
+from goldset.context import Context
 from goldset.dataset import write_dataset
 from goldset.evaluation.evaluator import EvalResult
 from goldset.evaluation.judge.calls import CALL_METRICS, JudgeItem
@@ -270,7 +271,7 @@ def test_a_judge_of_the_same_model_is_warned_about(fake: FakeOpenAI, tmp_path: P
 def test_ambiguous_and_open_ended_questions_are_judged_by_their_type_names(fake: FakeOpenAI) -> None:
     """The judge reads the question type as a string: types added after it are judged by their names."""
     settings = EvalSettings()
-    plan = prepare_judge(None, settings, True, None)
+    plan = prepare_judge(Context.open(None), settings, True, None)
     assert plan is not None
     items = [
         JudgeItem("amb-1", "ambiguous", "How do I clear it?", "Run quokka cache clear, or delete the token.",

@@ -19,7 +19,8 @@ from goldset.kb import (
     load_snapshot,
     snapshot_id,
 )
-from goldset.workspace import Workspace, init_workspace
+from goldset.scaffold import init_workspace
+from goldset.workspace import Workspace
 
 FIXTURES = Path(__file__).parent / "fixtures" / "kb"
 OLD = FIXTURES / "en-0.120.0"

@@ -215,7 +215,7 @@ def test_the_judge_retires_a_reviewed_pair_whose_answer_the_new_text_no_longer_s
 
 def test_refresh_needs_an_ingested_kb(tmp_path: Path) -> None:
     from goldset.errors import InputError
-    from goldset.workspace import init_workspace
+    from goldset.scaffold import init_workspace
 
     init_workspace(tmp_path / "ws")
     with pytest.raises(InputError, match="no KB snapshot to compare"):

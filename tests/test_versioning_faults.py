@@ -12,11 +12,12 @@ from typer.testing import CliRunner
 
 from goldset.cli import app
 from goldset.errors import GoldsetError, InputError, UsageError, WorkspaceError
+from goldset.scaffold import init_workspace
 from goldset.schema import PairStatus
 from goldset.versioning.dvc import DataMissing, RemoteError
 from goldset.versioning.load import UnknownVersion, load
 from goldset.versioning.release import ManualEdit, VersionExists, release
-from goldset.workspace import Workspace, init_workspace
+from goldset.workspace import Workspace
 from tests.helpers.versioning_data import (
     KB,
     clone,

@@ -13,9 +13,10 @@ import pytest
 import yaml
 
 from goldset.io import read_jsonl
+from goldset.scaffold import init_workspace, workspace_status
 from goldset.schema import PairStatus, QAPair
 from goldset.versioning.release import release
-from goldset.workspace import Workspace, init_workspace, workspace_status
+from goldset.workspace import Workspace
 from tests.helpers.fake_openai import FakeOpenAI
 from tests.helpers.judge_responders import groundedness_responder
 from tests.helpers.responders import qa_responder

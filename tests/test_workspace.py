@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from goldset.errors import WorkspaceError
-from goldset.workspace import init_workspace, workspace_status
+from goldset.scaffold import init_workspace, workspace_status
 
 
 def git(cwd: Path, *args: str) -> str:

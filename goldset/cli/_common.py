@@ -11,10 +11,12 @@ from typing import TYPE_CHECKING, Annotated, Any, TextIO
 import typer
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from rich.console import Console
 
+    from goldset.context import Context
     from goldset.progress import Progress
-    from goldset.workspace import Workspace
 
 WorkspaceOption = Annotated[
     Path | None,
@@ -49,10 +51,18 @@ def err_console() -> Console:
     return Console(stderr=True, highlight=False, soft_wrap=True, width=_width(sys.stderr))
 
 
-def workspace(path: Path | None) -> Workspace:
-    from goldset.workspace import require_workspace
+def context(path: Path | None, *, optional: bool = False, **options: Mapping[str, Any] | None) -> Context:
+    """The command's context: the workspace around ``path`` (or the current folder; ``optional``: none is fine),
+    goldset.yaml, ``.env`` and the environment read once, the command's ``options`` on top (per section), and every
+    section validated now, so a bad setting anywhere is reported by any command before it starts."""
+    from goldset.config import settings_of
+    from goldset.context import Context
+    from goldset.workspace import find_workspace, require_workspace
 
-    return require_workspace(path)
+    ws = find_workspace(path, required=False) if optional and path is None else require_workspace(path)
+    ctx = Context.open(ws, **options)
+    settings_of(ctx)
+    return ctx
 
 
 class ProgressDisplay:

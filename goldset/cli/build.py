@@ -74,7 +74,7 @@ def build(
 ) -> None:
     """Run the loop: ingest, generate, filter, draw the review sample, push it (or export it); release with
     --release. A rerun resumes where the last build stopped."""
-    from goldset.cli._common import workspace as find_ws
+    from goldset.cli._common import context as find_ctx
     from goldset.errors import UsageError
     from goldset.loop import BuildStopped, ReviewTarget
     from goldset.loop import build as run_build
@@ -96,7 +96,7 @@ def build(
     )
     if export_file is not None and review == "auto":
         review = "export"
-    ws = find_ws(workspace)
+    ws = find_ctx(workspace)
     try:
         with ProgressDisplay(disable=dry_run) as show:
             report = run_build(

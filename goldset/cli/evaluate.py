@@ -144,11 +144,11 @@ def eval_(
     workspace: WorkspaceOption = None,
 ) -> None:
     """Evaluate a RAG run against a dataset, write runs/<run-id>/ and check thresholds (exit 1 if not met)."""
+    from goldset.cli._common import context
     from goldset.errors import GateFailed, UsageError
     from goldset.evaluation.evaluator import evaluate
     from goldset.evaluation.report import summary_table
     from goldset.evaluation.scoring import overall_score_text
-    from goldset.workspace import optional_workspace
 
     options = (("--run", run), ("--target", target), ("--endpoint", endpoint), ("--baseline", baseline))
     sources = [flag for flag, value in options if value is not None]
@@ -163,17 +163,17 @@ def eval_(
         target = "bm25"
     if kb is not None and baseline is None:
         raise UsageError("--kb is the corpus of the bm25 baseline; use it with --baseline bm25")
-    ws = optional_workspace(workspace)
+    ctx = context(workspace, optional=True)
     if dataset is None:
-        if ws is None:
+        if ctx.ws is None:
             raise UsageError("--dataset is required outside a workspace (give a dataset folder)")
-        dataset = str(ws.data_dir)
+        dataset = str(ctx.ws.data_dir)
 
     if dry_run:
         from goldset.evaluation.judge.estimate import estimate_judging
 
         with _flag_names():
-            estimate = estimate_judging(dataset, run_file=run, ws=ws, sample=sample, seed=seed, judge=judge)
+            estimate = estimate_judging(dataset, run_file=run, ws=ctx, sample=sample, seed=seed, judge=judge)
         _print_estimate(estimate)
         return
     with ProgressDisplay() as show, _flag_names():
@@ -182,7 +182,7 @@ def eval_(
             run_file=run,
             target=target,
             endpoint=endpoint,
-            ws=ws,
+            ws=ctx,
             sample=sample,
             seed=seed,
             out_dir=out,

@@ -10,8 +10,8 @@ import typer
 from goldset.cli._common import ProgressDisplay, WorkspaceOption, console
 
 if TYPE_CHECKING:
+    from goldset.context import Context
     from goldset.filters.report import FilterReport
-    from goldset.workspace import Workspace
 
 app = typer.Typer()
 
@@ -36,11 +36,11 @@ def filter_(
     workspace: WorkspaceOption = None,
 ) -> None:
     """Check candidate pairs; record every verdict on the pair; mark them passed or rejected (never deleted)."""
-    from goldset.cli._common import workspace as find_ws
+    from goldset.cli._common import context as find_ctx
     from goldset.filters import run_filters
 
     _check_options(check, against, repair, no_llm)
-    ws = find_ws(workspace)
+    ws = find_ctx(workspace)
     if dry_run:
         _print_dry_run(ws, against, no_llm)
         return
@@ -66,7 +66,7 @@ def _check_options(check: list[str] | None, against: Path | None, repair: bool, 
         raise InputError(f"{against}: --against needs a dataset folder or a pairs .jsonl file; it does not exist")
 
 
-def _print_dry_run(ws: Workspace, against: Path | None, no_llm: bool) -> None:
+def _print_dry_run(ws: Context, against: Path | None, no_llm: bool) -> None:
     from goldset.filters.stage_duplicates import estimate_duplicate_judge
 
     e = estimate_duplicate_judge(ws, against=against, use_llm=not no_llm)

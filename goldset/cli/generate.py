@@ -39,27 +39,21 @@ def generate(
     workspace: WorkspaceOption = None,
 ) -> None:
     """Generate candidate QA pairs into data/pairs.jsonl (default: only chunks that have no pairs yet)."""
-    from goldset.cli._common import workspace as find_ws
-    from goldset.config import load_settings
+    from goldset.cli._common import context as find_ctx
     from goldset.generation.runner import generate as run_generate
 
-    ws = find_ws(workspace)
-    settings = load_settings(
-        ws, generate={"pairs_per_chunk": pairs_per_chunk, "language": language, "concurrency": concurrency}
-    ).generate
+    given = {"pairs_per_chunk": pairs_per_chunk, "language": language, "concurrency": concurrency}
+    ctx = find_ctx(workspace, generate=given)
     if dry_run:
         from goldset.generation.estimate import estimate
 
-        est = estimate(
-            ws, limit=limit, docs=docs, all_chunks=all_chunks, no_cache=no_cache, settings=settings, model=model
-        )
+        est = estimate(ctx, limit=limit, docs=docs, all_chunks=all_chunks, no_cache=no_cache, model=model)
         _print_estimate(est)
         return
     with ProgressDisplay() as show:
         report = run_generate(
-            ws, limit=limit, docs=docs, all_chunks=all_chunks, no_cache=no_cache, settings=settings, model=model,
-            progress=show,
-        )  # fmt: skip
+            ctx, limit=limit, docs=docs, all_chunks=all_chunks, no_cache=no_cache, model=model, progress=show
+        )
     _print_summary(report)
 
 

@@ -31,16 +31,16 @@ def ingest(
     workspace: WorkspaceOption = None,
 ) -> None:
     """Split Markdown, text, HTML and reStructuredText files into chunks; write the KB snapshot to .goldset/kb/."""
-    from goldset.cli._common import workspace as find_ws
-    from goldset.config import load_settings
+    from goldset.cli._common import context as find_ctx
     from goldset.errors import UsageError
     from goldset.kb import NothingToIngest
     from goldset.kb import ingest as run_ingest
+    from goldset.kb.settings import KBSettings
 
-    ws = find_ws(workspace)
+    base_ctx = find_ctx(workspace)
     if target_tokens is not None or max_tokens is not None or min_tokens is not None:
         # Check the options against each other and the configured sizes, so the message names the option.
-        base = load_settings(ws).kb
+        base = base_ctx.section(KBSettings)
         target = target_tokens if target_tokens is not None else base.target_tokens
         maximum = max_tokens if max_tokens is not None else base.max_tokens
         minimum = min_tokens if min_tokens is not None else base.min_tokens
@@ -57,12 +57,11 @@ def ingest(
                 f"--min-tokens/--target-tokens: min_tokens ({minimum}) is above target_tokens ({target}); "
                 "give --min-tokens too, at most the target"
             )
-    overrides = {"target_tokens": target_tokens, "max_tokens": max_tokens, "min_tokens": min_tokens}
-    settings = load_settings(ws, kb=overrides).kb
-    folder = docs_dir if docs_dir is not None else ws.root / settings.path
+    ctx = base_ctx.with_options(kb={"target_tokens": target_tokens, "max_tokens": max_tokens, "min_tokens": min_tokens})
+    folder = docs_dir if docs_dir is not None else ctx.workspace.root / ctx.section(KBSettings).path
     err = err_console()
     try:
-        result = run_ingest(folder, ws, settings=settings)
+        result = run_ingest(folder, ctx)
     except NothingToIngest as exc:
         for line in exc.warnings:
             err.print(f"warning: {line}", markup=False, soft_wrap=True)

@@ -35,13 +35,13 @@ def calibrate(
     """Judge the expert-reviewed pairs with the filters' groundedness judge and report its agreement with the
     experts (accuracy, Cohen's kappa, confusion matrix; per language and question type). Stored in the manifest,
     so the next release carries it."""
-    from goldset.cli._common import workspace as find_ws
+    from goldset.cli._common import context as find_ctx
     from goldset.errors import UsageError
     from goldset.review.calibration import calibrate as run_calibrate
 
     if judge_samples < 1:
         raise UsageError(f"--judge-samples must be 1 or more, got {judge_samples}")
-    ws = find_ws(workspace)
+    ws = find_ctx(workspace)
     with ProgressDisplay() as show:
         report = run_calibrate(ws, samples=judge_samples, progress=show)
     _print(report)

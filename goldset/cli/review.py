@@ -46,7 +46,7 @@ def sample(
     workspace: WorkspaceOption = None,
 ) -> None:
     """Draw a stratified, risk-first sample with a random part from the passed pairs not yet reviewed."""
-    from goldset.cli._common import workspace as find_ws
+    from goldset.cli._common import context as find_ctx
     from goldset.errors import UsageError
     from goldset.review.sampling import sample as draw
 
@@ -54,7 +54,7 @@ def sample(
         raise UsageError("give --fraction or --size, not both")
     if size is not None and size <= 0:
         raise UsageError(f"--size must be a positive number of pairs, got {size}")
-    r = draw(find_ws(workspace), fraction=fraction, size=size, seed=seed, random_share=random_share, redraw=redraw)
+    r = draw(find_ctx(workspace), fraction=fraction, size=size, seed=seed, random_share=random_share, redraw=redraw)
     out = console()
     if r.discarded:
         out.print(f"discarded the previous draw ({r.discarded} pairs)")
@@ -93,11 +93,11 @@ def sample(
 @group.command()
 def push(url: UrlOption = None, workspace: WorkspaceOption = None) -> None:
     """Create or reuse the Label Studio project and import the sampled pairs (idempotent)."""
-    from goldset.cli._common import workspace as find_ws
+    from goldset.cli._common import context as find_ctx
     from goldset.review.project import push as do_push
 
     with ProgressDisplay() as show:
-        r = do_push(find_ws(workspace), url=url, progress=show)
+        r = do_push(find_ctx(workspace), url=url, progress=show)
     out = console()
     made = "created" if r.created else "reused"
     changes = f" (updated: {', '.join(r.project_changes)})" if r.project_changes else ""
@@ -114,11 +114,11 @@ def push(url: UrlOption = None, workspace: WorkspaceOption = None) -> None:
 def pull(url: UrlOption = None, workspace: WorkspaceOption = None) -> None:
     """Apply the project's annotations: accepted, rejected, edited (re-checked); skips change nothing. Exit 2 when
     an annotation cannot be applied (each is listed by pair; the others are applied)."""
-    from goldset.cli._common import workspace as find_ws
+    from goldset.cli._common import context as find_ctx
     from goldset.review.project import pull as do_pull
 
     with ProgressDisplay() as show:
-        r = do_pull(find_ws(workspace), url=url, progress=show)
+        r = do_pull(find_ctx(workspace), url=url, progress=show)
     _print_apply(r)
     r.check()
 
@@ -132,10 +132,10 @@ def import_(
     workspace: WorkspaceOption = None,
 ) -> None:
     """Apply the annotations of a Label Studio JSON export file, as pull does."""
-    from goldset.cli._common import workspace as find_ws
+    from goldset.cli._common import context as find_ctx
     from goldset.review.offline import import_results
 
-    r = import_results(file, find_ws(workspace), config=config)
+    r = import_results(file, find_ctx(workspace), config=config)
     _print_apply(r)
     r.check()
 
@@ -146,10 +146,10 @@ def export(
     workspace: WorkspaceOption = None,
 ) -> None:
     """Write the sampled pairs as a Label Studio import file, with the config and guidelines beside it."""
-    from goldset.cli._common import workspace as find_ws
+    from goldset.cli._common import context as find_ctx
     from goldset.review.offline import export as do_export
 
-    r = do_export(file, find_ws(workspace))
+    r = do_export(file, find_ctx(workspace))
     out = console()
     out.print(f"{r.tasks} tasks -> {r.tasks_path}")
     out.print(f"labeling config -> {r.config_path}; instructions -> {r.instructions_path}")
@@ -171,10 +171,10 @@ def status(
     workspace: WorkspaceOption = None,
 ) -> None:
     """The sample, decisions per reviewer, the server's tasks, and the estimated quality of the rest."""
-    from goldset.cli._common import workspace as find_ws
+    from goldset.cli._common import context as find_ctx
     from goldset.review.project import status as get_status
 
-    r = get_status(find_ws(workspace), server=server, url=url)
+    r = get_status(find_ctx(workspace), server=server, url=url)
     out = console()
     s = r.stats
     out.print(f"sample        {s.sampled} pairs in {len(s.rounds)} round(s); {s.reviewed} reviewed "

@@ -38,7 +38,7 @@ def release(
     workspace: WorkspaceOption = None,
 ) -> None:
     """Freeze data/ as an immutable version: tracked by DVC, pushed, committed and tagged in git."""
-    from goldset.cli._common import workspace as find_ws
+    from goldset.cli._common import context as find_ctx
     from goldset.errors import UsageError
     from goldset.versioning.release import release as run_release
 
@@ -48,7 +48,7 @@ def release(
         raise UsageError(f"--bump {bump!r}: expected major, minor or patch")
     if (version is None) == (bump is None):
         raise UsageError("give a VERSION (e.g. 1.2.0) or --bump major|minor|patch, not both or neither")
-    ws = find_ws(workspace)
+    ws = find_ctx(workspace)
     with ProgressDisplay() as show:
         report = run_release(version, message=message, bump=bump, allow_empty=allow_empty, ws=ws,  # type: ignore[arg-type]
                              progress=show)  # fmt: skip
@@ -179,10 +179,10 @@ def refresh(
     workspace: WorkspaceOption = None,
 ) -> None:
     """After a documentation update: retire pairs whose evidence is gone, re-check changed ones, add new pairs."""
-    from goldset.cli._common import workspace as find_ws
+    from goldset.cli._common import context as find_ctx
     from goldset.versioning.refresh import refresh as run_refresh
 
-    ws = find_ws(workspace)
+    ws = find_ctx(workspace)
     with ProgressDisplay(disable=dry_run) as show:
         report = run_refresh(docs_dir, ws, dry_run=dry_run, progress=show)
     _print_refresh(report)

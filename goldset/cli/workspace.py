@@ -18,7 +18,7 @@ def init(
     no_dvc: Annotated[bool, typer.Option("--no-dvc", help="Skip DVC initialisation.")] = False,
 ) -> None:
     """Make a folder a goldset workspace: goldset.yaml, prompts/, labeling/, git and DVC. Safe to re-run."""
-    from goldset.workspace import init_workspace
+    from goldset.scaffold import init_workspace
 
     report = init_workspace(path, dvc=not no_dvc)
     out = console()
@@ -33,7 +33,7 @@ def init(
 @app.command()
 def status(workspace: WorkspaceOption = None) -> None:
     """Show what the workspace holds: KB snapshot, pairs by status and type, last release."""
-    from goldset.workspace import workspace_status
+    from goldset.scaffold import workspace_status
 
     st = workspace_status(workspace)
     out = console()

@@ -247,7 +247,7 @@ def setting_differences(a: Mapping[str, Any], b: Mapping[str, Any], prefix: str 
 def _with_defaults(config: Mapping[str, Any]) -> dict[str, Any]:
     """A run's scoring settings with today's defaults for the settings it does not record: a setting added to goldset
     since the run was made comes with the default that keeps the old behaviour, and must not make it incomparable."""
-    from goldset.config import merge_layers  # the merge of the settings layers
+    from goldset.context import merge_layers  # the merge of the settings layers
     from goldset.evaluation.settings import EvalSettings
 
     return merge_layers(EvalSettings().scoring(), config)

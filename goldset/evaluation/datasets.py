@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
+from goldset.context import Context
 from goldset.dataset import Dataset, read_dataset
 from goldset.errors import InputError
 from goldset.hashing import canonical_json, sha256_hex
@@ -13,12 +14,13 @@ from goldset.schema.manifest import CHUNKS_FILE, MANIFEST_FILE, PAIRS_FILE
 from goldset.workspace import Workspace
 
 
-def resolve_dataset(spec: str | Path, ws: Workspace | None = None) -> Dataset:
+def resolve_dataset(spec: str | Path, ws: Workspace | Context | None = None) -> Dataset:
     """A dataset given as a folder (``pairs.jsonl`` + ``chunks.jsonl`` + ``manifest.json``), or as the name of a
     release (``v1.2.0``) of the workspace's or current folder's repository, materialised from DVC with its hashes
     checked (:func:`goldset.versioning.load.resolve_dataset_version`)."""
     path = Path(spec)
-    candidates = [path] if path.is_absolute() else [path, *([ws.root / path] if ws else [])]
+    root = ws.ws if isinstance(ws, Context) else ws
+    candidates = [path] if path.is_absolute() else [path, *([root.root / path] if root else [])]
     for candidate in candidates:
         if candidate.is_dir():
             return read_dataset(candidate)

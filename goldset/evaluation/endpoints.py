@@ -8,13 +8,13 @@ import json
 import math
 from typing import Any
 
+from goldset.context import Context
 from goldset.errors import ConfigError, UsageError
 from goldset.evaluation.asking import ask_all
 from goldset.evaluation.settings import SystemEndpointSettings
 from goldset.progress import ProgressCallback
 from goldset.redaction import redact
 from goldset.schema import QAPair, RunSample
-from goldset.workspace import Workspace
 
 
 def _get_path(data: Any, path: str | None) -> Any:
@@ -80,15 +80,13 @@ def run_endpoint(
     pairs: list[QAPair],
     cfg: SystemEndpointSettings | None = None,
     *,
-    ws: Workspace | None = None,
+    ctx: Context | None = None,
     concurrency: int = 8,
     timeout_s: float = 60.0,
     progress: ProgressCallback | None = None,
 ) -> dict[str, RunSample]:
     """POST every question to ``url``; HTTP errors, bad JSON and timeouts become failed samples."""
     import httpx
-
-    from goldset.config import get_env
 
     cfg = cfg or SystemEndpointSettings()
     if not url.startswith(("http://", "https://")):
@@ -97,7 +95,7 @@ def run_endpoint(
     # Servers sometimes echo the request (headers included) in error bodies: never let the key into a record.
     secrets: list[str] = []
     if cfg.api_key_env:
-        key = get_env(cfg.api_key_env, ws)
+        key = (ctx or Context.open(None)).getenv(cfg.api_key_env)
         if not key:
             raise ConfigError(
                 f"eval.endpoint.api_key_env: secret {cfg.api_key_env} is not set; put it in the environment or .env"

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from goldset.context import Context
+
 if TYPE_CHECKING:
     from goldset.dataset import Dataset
     from goldset.evaluation.gate import GateResult, Thresholds
@@ -155,7 +157,7 @@ def _from_target(
 
 
 def _from_endpoint(
-    url: str, pairs: list[QAPair], settings: EvalSettings, ws: Workspace | None, progress: ProgressCallback | None
+    url: str, pairs: list[QAPair], settings: EvalSettings, ctx: Context, progress: ProgressCallback | None
 ) -> _Run:
     from goldset.evaluation.endpoints import redact_url, run_endpoint
 
@@ -163,7 +165,7 @@ def _from_endpoint(
         url,
         pairs,
         settings.endpoint,
-        ws=ws,
+        ctx=ctx,
         concurrency=settings.concurrency,
         timeout_s=settings.timeout_s,
         progress=progress,
@@ -178,7 +180,7 @@ def evaluate(
     run_file: str | Path | None = None,
     target: str | Callable[..., Any] | None = None,
     endpoint: str | None = None,
-    ws: WorkspaceLike = None,
+    ws: WorkspaceLike | Context = None,
     settings: EvalSettings | None = None,
     sample: int | None = None,
     seed: int = 0,
@@ -208,7 +210,6 @@ def evaluate(
     False: no judge. ``system_model``: the model of the system under test, recorded and checked against the
     judge's (as is each sample's ``model``): a model judging its own answers is warned about.
     """
-    from goldset.config import load_settings
     from goldset.dataset import Dataset
     from goldset.errors import InputError, UsageError
     from goldset.evaluation import datasets
@@ -218,9 +219,9 @@ def evaluate(
     from goldset.evaluation.run_files import missing_sample, paused_gc
     from goldset.evaluation.runs import SampleStore, git_revision, make_run_id, write_run
     from goldset.evaluation.scoring import MISSING, ScoringAhead, score_run, scoring_processes, summarize
+    from goldset.evaluation.settings import EvalSettings
     from goldset.schema import RunMeta
     from goldset.schema.base import utcnow
-    from goldset.workspace import optional_workspace
 
     given = [n for n, v in (("run_file", run_file), ("target", target), ("endpoint", endpoint)) if v is not None]
     if len(given) != 1:
@@ -229,14 +230,15 @@ def evaluate(
     if kb is not None and target not in BM25_TARGETS:
         raise UsageError("kb is the corpus of the bm25 baseline; give it together with target='bm25'")
 
-    ws = optional_workspace(ws)
     running = {"concurrency": concurrency, "timeout_s": timeout_s}
+    ctx = Context.optional(ws, eval=running)
+    ws = ctx.ws
     if settings is None:
-        settings = load_settings(ws, eval=running).eval
+        settings = ctx.section(EvalSettings)
     else:
         settings = settings.model_copy(update={k: v for k, v in running.items() if v is not None})
     with paused_gc():
-        data = dataset if isinstance(dataset, Dataset) else datasets.resolve_dataset(dataset, ws)
+        data = dataset if isinstance(dataset, Dataset) else datasets.resolve_dataset(dataset, ctx)
     dataset_label = str(dataset if not isinstance(dataset, Dataset) else (data.path or "dataset"))
     fingerprint = datasets.dataset_fingerprint(data)
     notes: list[str] = []
@@ -250,7 +252,7 @@ def evaluate(
     runs_dir = runs_folder(ws, settings)
     # The judge is resolved before the system runs: a missing endpoint fails now, and the judge model and prompt
     # hashes are part of the scoring settings the relative gate compares.
-    judge_plan = prepare_judge(ws, settings, judge, judge_journal_path(ws, runs_dir))
+    judge_plan = prepare_judge(ctx, settings, judge, judge_journal_path(ws, runs_dir))
     meta = RunMeta(
         run_id="(this run)",
         dataset=dataset_label,
@@ -302,7 +304,7 @@ def evaluate(
         elif target is not None:
             run = _from_target(target, data, pairs, settings, kb=kb, ws=ws, progress=progress)
         else:
-            run = _from_endpoint(str(endpoint), pairs, settings, ws, progress)
+            run = _from_endpoint(str(endpoint), pairs, settings, ctx, progress)
         notes += run.notes
 
         # Stored samples carry their question, so a run folder reads on its own (report, compare).

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -162,6 +162,8 @@ class EvalSettings(_Section):
     how many cores it is scored (``score_processes``) and how its answers are scored (the rest). See
     :mod:`goldset.evaluation.matcher` for how ``matcher`` decides relevance.
     """
+
+    section: ClassVar[str] = "eval"
 
     # -- running a system
     endpoint: SystemEndpointSettings = Field(

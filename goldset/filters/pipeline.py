@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from goldset.config import load_settings
+from goldset.context import Context
 from goldset.errors import ConfigError, InputError, UsageError
 from goldset.filters import duplicates, groundedness
 from goldset.filters import repair as repair_mod
@@ -58,7 +58,7 @@ def resolve_checks(settings: FilterSettings, requested: Sequence[str] | None) ->
 
 
 def run_filters(
-    ws: WorkspaceLike = None,
+    ws: WorkspaceLike | Context = None,
     *,
     checks: Sequence[str] | None = None,
     against: Path | str | None = None,
@@ -68,7 +68,8 @@ def run_filters(
 ) -> FilterReport:
     """Run the filter pipeline over the workspace's candidates file and write the verdicts back.
 
-    ``ws``: a workspace, a folder inside one, or None for the one around the current folder. ``checks``: names
+    ``ws``: a workspace, a folder inside one, None for the one around the current folder, or the calling entry
+    point's :class:`~goldset.context.Context`. ``checks``: names
     to run (default: every enabled check). ``against``: a dataset folder or pairs file whose questions count as
     already taken (the previous release). ``repair``: rewrite answers failing only the verbatim check (needs
     the LLM). ``use_llm=False`` turns the judge and the embeddings off. ``progress`` receives stage updates.
@@ -77,11 +78,11 @@ def run_filters(
     """
     from goldset.llm import endpoint_configured, resolve_endpoint
     from goldset.prompts import load_prompt
-    from goldset.workspace import resolve_workspace
 
-    ws = resolve_workspace(ws)
+    ctx = Context.of(ws)
+    ws = ctx.workspace
     # 1. Settings and names: errors before any work.
-    settings = load_settings(ws).filter
+    settings = ctx.section(FilterSettings)
     names = resolve_checks(settings, checks)
     report = FilterReport()
     g_settings = settings.for_check(groundedness.SPEC)
@@ -90,7 +91,7 @@ def run_filters(
         if not use_llm:
             names.remove(groundedness.NAME)
             report.skipped_checks[groundedness.NAME] = "skipped: --no-llm"
-        elif not explicit and not endpoint_configured(ws, "judge"):
+        elif not explicit and not endpoint_configured(ctx, "judge"):
             names.remove(groundedness.NAME)
             report.skipped_checks[groundedness.NAME] = "skipped: no judge endpoint configured"
     if repair and not use_llm:
@@ -115,7 +116,7 @@ def run_filters(
     plan: LLMPlan | None = None
     if groundedness.NAME in names or repair:
         plan = LLMPlan(
-            endpoint=resolve_endpoint(ws, "judge"),
+            endpoint=resolve_endpoint(ctx, "judge"),
             judge_prompt=load_prompt(groundedness.PROMPT_ID, ws.prompts_dir) if groundedness.NAME in names else None,
             repair_prompt=load_prompt(repair_mod.PROMPT_ID, ws.prompts_dir) if repair else None,
         )
@@ -124,7 +125,7 @@ def run_filters(
         if not use_llm:
             report.skipped_checks["duplicate (semantic)"] = "skipped: --no-llm; lexical duplicates only"
         else:
-            semantic_endpoint = resolve_endpoint(ws, "judge")
+            semantic_endpoint = resolve_endpoint(ctx, "judge")
             if not semantic_endpoint.embedding_model:
                 raise ConfigError(
                     "filter.checks.duplicate.semantic needs an embedding model: set GOLDSET_EMBEDDING_MODEL or "
@@ -133,14 +134,15 @@ def run_filters(
     dup_judge: JudgePlan | None = None
     dup_replay: JudgePlan | None = None  # --no-llm: the judge's verdicts the journal holds still count
     if duplicates.NAME in names:
-        dup_judge, why = duplicate_judge_plan(ws, settings, use_llm)
+        dup_judge, why = duplicate_judge_plan(ctx, settings, use_llm)
         if why == NO_JUDGE_ENDPOINT:
             report.skipped_checks["duplicate (judge)"] = (
                 "skipped: no judge endpoint configured; verdicts the judge made earlier stay, other pairs lexical only"
             )
         if why == SKIPPED_NO_LLM:
             report.skipped_checks["duplicate (judge)"] = why
-            dup_replay, _ = duplicate_judge_plan(ws, settings, True) if endpoint_configured(ws, "judge") else (None, "")
+            if endpoint_configured(ctx, "judge"):
+                dup_replay, _ = duplicate_judge_plan(ctx, settings, True)
             if dup_replay is not None:
                 report.skipped_checks["duplicate (judge)"] = SKIPPED_NO_LLM_REPLAY
 

@@ -14,7 +14,7 @@ an invalid threshold is a ConfigError before any work is done.
 
 from __future__ import annotations
 
-from typing import Any, overload
+from typing import Any, ClassVar, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -27,6 +27,8 @@ class FilterSettings(BaseModel):
     Defined here, next to the checks, and composed into :class:`goldset.config.Settings`; this module must not
     import :mod:`goldset.config` (the config module imports it).
     """
+
+    section: ClassVar[str] = "filter"
 
     model_config = ConfigDict(extra="forbid")
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from goldset.context import Context
 from goldset.filters import duplicate_judge, duplicates
 from goldset.filters.duplicate_judge import Judged, JudgePlan
 from goldset.filters.incremental import input_hash, same_verdict, settings_hash, with_check
@@ -38,7 +39,7 @@ SKIPPED_NO_LLM = "skipped: --no-llm; lexical duplicates only"
 SKIPPED_NO_LLM_REPLAY = "skipped: --no-llm; the verdicts the call journal holds count, the other pairs lexical only"
 
 
-def duplicate_judge_plan(ws: Workspace, settings: FilterSettings, use_llm: bool) -> tuple[JudgePlan | None, str]:
+def duplicate_judge_plan(ctx: Context, settings: FilterSettings, use_llm: bool) -> tuple[JudgePlan | None, str]:
     """The duplicate judge's endpoint and prompt when it runs, else None and why not.
 
     ``filter.checks.duplicate.judge.enabled``: None (default) = when a judge endpoint is configured and the LLM is
@@ -53,9 +54,10 @@ def duplicate_judge_plan(ws: Workspace, settings: FilterSettings, use_llm: bool)
         return None, JUDGE_DISABLED
     if not use_llm:
         return None, SKIPPED_NO_LLM
-    if enabled is None and not endpoint_configured(ws, "judge"):
+    if enabled is None and not endpoint_configured(ctx, "judge"):
         return None, NO_JUDGE_ENDPOINT
-    return JudgePlan(endpoint=resolve_endpoint(ws, "judge"), prompt=load_prompt(PROMPT_ID, ws.prompts_dir)), ""
+    prompt = load_prompt(PROMPT_ID, ctx.workspace.prompts_dir)
+    return JudgePlan(endpoint=resolve_endpoint(ctx, "judge"), prompt=prompt), ""
 
 
 @dataclass
@@ -84,24 +86,24 @@ class DuplicateJudgeEstimate:
 
 
 def estimate_duplicate_judge(
-    ws: WorkspaceLike = None, *, against: Path | str | None = None, use_llm: bool = True
+    ws: WorkspaceLike | Context = None, *, against: Path | str | None = None, use_llm: bool = True
 ) -> DuplicateJudgeEstimate:
     """The duplicate judge's calls for a ``goldset filter`` run now, and how many the journal holds. Calls nothing:
     the candidates and their prompts are made exactly as the run would make them (embedding neighbours from the
     journal's vectors; the questions without one are said in ``notes``)."""
-    from goldset.config import load_settings
     from goldset.errors import InputError
     from goldset.filters.inputs import read_against
+    from goldset.filters.settings import FilterSettings
     from goldset.io import read_jsonl
     from goldset.schema import PairStatus
-    from goldset.workspace import resolve_workspace
 
-    ws = resolve_workspace(ws)
-    settings = load_settings(ws).filter
+    ctx = Context.of(ws)
+    ws = ctx.workspace
+    settings = ctx.section(FilterSettings)
     st = settings.for_check(duplicates.SPEC)
     if not st.enabled:
         return DuplicateJudgeEstimate(enabled=False, reason="filter.checks.duplicate is off")
-    plan, why = duplicate_judge_plan(ws, settings, use_llm)
+    plan, why = duplicate_judge_plan(ctx, settings, use_llm)
     if plan is None:
         return DuplicateJudgeEstimate(enabled=False, reason=why)
     if not ws.pairs_path.exists():

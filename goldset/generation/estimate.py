@@ -6,14 +6,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from goldset.config import load_settings
+from goldset.context import Context
 from goldset.generation.planning import CallPlan, build_plans
 from goldset.generation.selection import read_existing, select
 from goldset.generation.settings import GenerateSettings
 from goldset.schema import (
     Chunk,
 )
-from goldset.workspace import Workspace, resolve_workspace
+from goldset.workspace import Workspace
 
 if TYPE_CHECKING:
 
@@ -49,7 +49,7 @@ class Estimate:
 
 
 def estimate(
-    ws: WorkspaceLike = None,
+    ws: WorkspaceLike | Context = None,
     *,
     chunks: Sequence[Chunk] | None = None,
     chunk_ids: Iterable[str] | None = None,
@@ -72,8 +72,9 @@ def estimate(
     from goldset.llm import cost_usd, estimate_tokens, resolve_endpoint
     from goldset.llm.usage import Usage
 
-    ws = resolve_workspace(ws)
-    settings = settings or load_settings(ws).generate
+    ctx = Context.of(ws)
+    ws = ctx.workspace
+    settings = settings or ctx.section(GenerateSettings)
     existing = read_existing(ws)
     kb, selection = select(
         ws, chunks, limit=limit, docs=docs, all_chunks=all_chunks, chunk_ids=chunk_ids, settings=settings,
@@ -82,7 +83,7 @@ def estimate(
     plans = build_plans(selection.chunks, kb, settings, ws.prompts_dir)
     overrides = {"model": model, "concurrency": settings.concurrency}
     try:
-        endpoint = resolve_endpoint(ws, "generate", overrides=overrides)
+        endpoint = resolve_endpoint(ctx, "generate", overrides=overrides)
     except EndpointError:
         endpoint = None
     cached: set[int] = set()

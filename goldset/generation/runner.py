@@ -12,9 +12,9 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from goldset.config import load_settings
+from goldset.context import Context
 from goldset.errors import RunFailed
 from goldset.generation.estimate import Estimate, estimate
 from goldset.generation.planning import CallPlan, planner_for_run
@@ -34,7 +34,6 @@ from goldset.schema import (
     QAPair,
 )
 from goldset.schema.generation import GenerationFailure
-from goldset.workspace import resolve_workspace
 
 if TYPE_CHECKING:
     from goldset.llm import CallResult, LLMClient
@@ -106,7 +105,7 @@ class GenerationProgress:
 
 
 def generate(
-    ws: WorkspaceLike = None,
+    ws: WorkspaceLike | Context = None,
     *,
     limit: int | None = None,
     docs: str | None = None,
@@ -123,8 +122,9 @@ def generate(
 ) -> GenerationReport:
     """Generate candidate pairs for the selected chunks and merge them into the workspace's candidates file.
 
-    ``ws`` is the workspace, a folder inside one, or ``None`` for the one around $GOLDSET_WORKSPACE or the current
-    folder. By default the chunks of its KB that have no pairs yet are asked about, in document order: ``limit``
+    ``ws`` is the workspace, a folder inside one, ``None`` for the one around $GOLDSET_WORKSPACE or the current
+    folder, or the :class:`~goldset.context.Context` of the entry point calling this one. By default the chunks
+    of its KB that have no pairs yet are asked about, in document order: ``limit``
     keeps the first N, ``docs`` those of documents matching a glob, ``all_chunks`` takes chunks that already have
     pairs too (unchanged calls then come from the journal); ``chunks`` replaces the workspace's KB (e.g. for
     refresh or tests) and ``chunk_ids`` restricts the run to those chunks, whether or not they already have pairs.
@@ -140,13 +140,15 @@ def generate(
     unknown model, unreachable) and :class:`goldset.errors.RunFailed` when every call failed (the reasons are in
     ``.goldset/generation_failures.jsonl``; no dataset is written).
     """
-    ws = resolve_workspace(ws)
-    settings = settings or load_settings(ws, generate={"concurrency": concurrency}).generate
-    if concurrency is not None:
+    ctx = Context.of(ws, generate={"concurrency": concurrency})
+    ws = ctx.workspace
+    if settings is None:
+        settings = ctx.section(GenerateSettings)
+    elif concurrency is not None:
         settings = settings.model_copy(update={"concurrency": concurrency})
     if dry_run:
         est = estimate(
-            ws,
+            ctx,
             chunks=chunks,
             chunk_ids=chunk_ids,
             limit=limit,
@@ -161,12 +163,7 @@ def generate(
         )
     from goldset.llm import CallJournal, LLMClient, resolve_endpoint
 
-    overrides: dict[str, Any] = {}
-    if settings.concurrency is not None:
-        overrides["concurrency"] = settings.concurrency
-    if model is not None:
-        overrides["model"] = model
-    endpoint = resolve_endpoint(ws, "generate", overrides=overrides)
+    endpoint = resolve_endpoint(ctx, "generate", overrides={"concurrency": settings.concurrency, "model": model})
     existing = read_existing(ws)
     kb, selection = select(
         ws,

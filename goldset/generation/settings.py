@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -44,6 +45,8 @@ DEFAULT_TYPE_WEIGHTS: dict[str, float] = {
 
 class GenerateSettings(BaseModel):
     """The ``generate`` section of goldset.yaml."""
+
+    section: ClassVar[str] = "generate"
 
     model_config = ConfigDict(extra="forbid")
 

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Literal, get_args
 
 if TYPE_CHECKING:
     from goldset.schema import Chunk, Manifest, QAPair
-    from goldset.workspace import Workspace
 
 #: What a format's context lists hold: each evidence quote, or the whole text of each cited chunk.
 ContextMode = Literal["quotes", "chunks"]
@@ -65,7 +64,8 @@ class ExportJob:
     whole_corpus: bool = False
     contexts: ContextMode = "quotes"
     license: str | None = None
-    ws: Workspace | None = None
+    #: the workspace's labeling config (``review.label_studio.config_file``), None outside a workspace
+    label_config: Path | None = None
     notes: list[str] = field(default_factory=list)
 
 

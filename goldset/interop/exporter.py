@@ -65,15 +65,17 @@ def export_pairs(
     one status. ``contexts`` (ragas, deepeval): ``quotes`` (each evidence quote) or ``chunks`` (each cited chunk's
     whole text). ``license``: the dataset card's license (hf).
     """
+    from goldset.context import Context
     from goldset.interop.fields import select_pairs
     from goldset.interop.registry import get_format
-    from goldset.workspace import optional_workspace
+    from goldset.review.settings import ReviewSettings
 
     fmt = get_format(format)
     _check_contexts(contexts)
     if contexts != "quotes" and not fmt.has_contexts:
         raise UsageError(f"contexts {contexts!r}: the {fmt.name} format has no reference contexts to fill")
-    workspace = optional_workspace(ws)
+    ctx = Context.optional(ws)
+    workspace = ctx.ws
     data, source = _dataset(dataset, workspace)
     pairs, selection = select_pairs(data, status)
     job = ExportJob(
@@ -85,7 +87,7 @@ def export_pairs(
         whole_corpus=data.whole_corpus,
         contexts=contexts,
         license=license,
-        ws=workspace,
+        label_config=workspace.root / ctx.section(ReviewSettings).label_studio.config_file if workspace else None,
     )
     target = Path(out) if out is not None else Path(fmt.default_out)
     files = fmt.write(job, target)

@@ -40,7 +40,6 @@ from goldset.review.tasks import NO_EVIDENCE
 
 if TYPE_CHECKING:
     from goldset.review.config import LabelConfig
-    from goldset.workspace import Workspace
 
 FIELDS = (
     FieldMap("id", "data.pair_id"),
@@ -67,16 +66,13 @@ _HEADER = re.compile(r"(?:\A|\n\n)── ([^\n]*)\n")
 _GONE = re.compile(r"^(?P<doc>.*) \(chunk (?P<cid>\S+) is no longer in the KB; its quotes follow\)$")
 
 
-def label_config(ws: Workspace | None) -> LabelConfig:
-    """The workspace's labeling config (``review.label_studio.config_file``), else goldset's default."""
+def label_config(path: Path | None) -> LabelConfig:
+    """The workspace's labeling config (``path``: its ``review.label_studio.config_file``), else goldset's
+    default."""
     from goldset.prompts import defaults_dir
     from goldset.review import config
 
-    if ws is None:
-        return config.load(defaults_dir("labeling") / "review.xml")
-    from goldset.config import load_settings
-
-    return config.load(ws.root / load_settings(ws).review.label_studio.config_file)
+    return config.load(path if path is not None else defaults_dir("labeling") / "review.xml")
 
 
 def write(job: ExportJob, out: Path) -> list[Path]:
@@ -86,7 +82,7 @@ def write(job: ExportJob, out: Path) -> list[Path]:
 
     if out.suffix.lower() != ".json":
         raise InputError(f"{out}: the Label Studio file must end in .json (Label Studio imports JSON)")
-    cfg = label_config(job.ws)
+    cfg = label_config(job.label_config)
     tasks = [task_of(p, job.chunks, cfg) for p in job.pairs]
     unhighlighted = sum("quote not found in its chunk" in t["data"]["meta"] for t in tasks)
     if unhighlighted:

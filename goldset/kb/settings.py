@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 #: Bumped whenever the chunker's output for the same input and settings changes; stored in the snapshot so
@@ -12,6 +14,8 @@ CHUNKER_VERSION = 2
 
 class KBSettings(BaseModel):
     """How documents are read and cut into chunks. Token counts follow :func:`goldset.text.count_tokens`."""
+
+    section: ClassVar[str] = "kb"
 
     model_config = ConfigDict(extra="forbid")
 

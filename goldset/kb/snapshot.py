@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from goldset.context import Context, workspace_of
 from goldset.errors import InputError
 from goldset.hashing import sha256_hex, short_hash
 from goldset.io import read_json, read_jsonl, write_json, write_jsonl
@@ -26,7 +27,7 @@ from goldset.kb.settings import KBSettings
 from goldset.schema import Chunk, DocumentEntry, KBSnapshot
 
 if TYPE_CHECKING:
-    from goldset.workspace import Workspace, WorkspaceLike
+    from goldset.workspace import WorkspaceLike
 
 SNAPSHOT_FILE = "snapshot.json"
 CHUNKS_FILE = "chunks.jsonl"
@@ -122,23 +123,21 @@ def snapshot_id(chunks: list[Chunk]) -> str:
     return "kb-" + short_hash("\n".join(sorted(f"{c.id}\x1f{c.content_hash}" for c in chunks)))
 
 
-def _target_dir(ws: WorkspaceLike, out_dir: Path | None) -> Path:
+def _target_dir(ws: WorkspaceLike | Context, out_dir: Path | None) -> Path:
     """``out_dir`` when given, else the KB folder of the workspace (``ws``, or the one around the current folder)."""
-    from goldset.workspace import resolve_workspace
-
     if out_dir is not None:
         return Path(out_dir)
-    return resolve_workspace(ws).kb_dir
+    return workspace_of(ws).kb_dir
 
 
-def load_snapshot(ws: WorkspaceLike = None, *, out_dir: Path | None = None) -> KBSnapshot | None:
+def load_snapshot(ws: WorkspaceLike | Context = None, *, out_dir: Path | None = None) -> KBSnapshot | None:
     """The current snapshot, or None when nothing was ingested yet."""
     path = _target_dir(ws, out_dir) / SNAPSHOT_FILE
     return read_json(path, KBSnapshot) if path.is_file() else None
 
 
 def load_chunks(
-    ws: WorkspaceLike = None, *, out_dir: Path | None = None, check: bool = True
+    ws: WorkspaceLike | Context = None, *, out_dir: Path | None = None, check: bool = True
 ) -> list[Chunk]:
     """Every chunk of the current snapshot, sorted by id ([] when nothing was ingested yet).
 
@@ -161,7 +160,7 @@ def load_chunks(
 
 def ingest(
     docs_dir: Path,
-    ws: WorkspaceLike = None,
+    ws: WorkspaceLike | Context = None,
     *,
     settings: KBSettings | None = None,
     out_dir: Path | None = None,
@@ -175,18 +174,10 @@ def ingest(
     :class:`~goldset.errors.InputError` (and writes nothing) when the folder is missing or no document at
     all could be ingested.
     """
-    from goldset.workspace import resolve_workspace
-
-    workspace: Workspace | None
-    if out_dir is not None:
-        target, workspace = Path(out_dir), (resolve_workspace(ws) if ws is not None else None)
-    else:
-        workspace = resolve_workspace(ws)
-        target = workspace.kb_dir
+    ctx = Context.open(None) if out_dir is not None and ws is None else Context.of(ws)
+    target = Path(out_dir) if out_dir is not None else ctx.workspace.kb_dir
     if settings is None:
-        from goldset.config import load_settings
-
-        settings = load_settings(workspace).kb
+        settings = ctx.section(KBSettings)
     docs_dir = Path(docs_dir)
     if not docs_dir.exists():
         raise InputError(f"{docs_dir}: folder not found; give the folder of your documents (or set kb.path)")

@@ -28,7 +28,6 @@ _EXPORTS = {
     "PLACEHOLDER_KEY": "goldset.llm.endpoints",
     "Endpoint": "goldset.llm.endpoints",
     "endpoint_configured": "goldset.llm.endpoints",
-    "load_llm_settings": "goldset.llm.endpoints",
     "resolve_endpoint": "goldset.llm.endpoints",
     "CallJournal": "goldset.llm.journal",
     "JournalEntry": "goldset.llm.journal",
@@ -56,7 +55,6 @@ if TYPE_CHECKING:  # the same names, for type checkers (a test holds the two lis
         PLACEHOLDER_KEY,
         Endpoint,
         endpoint_configured,
-        load_llm_settings,
         resolve_endpoint,
     )
     from goldset.llm.journal import CallJournal, JournalEntry, call_key

@@ -7,7 +7,7 @@ uses. With no endpoints configured, the variables the openai SDK already reads d
 These variables (environment, then the workspace's ``.env``) only fill what the config leaves
 empty: an endpoint that names its own model keeps it.
 
-The API key is read through :func:`goldset.config.get_env` (environment, then ``.env``) from the variable the
+The API key is read through :meth:`goldset.context.Context.getenv` (environment, then ``.env``) from the variable the
 endpoint names in ``api_key_env``; goldset.yaml holds the *name* of the variable, never the key.
 """
 
@@ -17,12 +17,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
+from goldset.context import Context
 from goldset.errors import ConfigError, EndpointError
 from goldset.llm.settings import EndpointSettings, LLMSettings, ModelPrice, Role
 from goldset.redaction import redact
 
 if TYPE_CHECKING:
-    from goldset.workspace import Workspace
+    from goldset.workspace import WorkspaceLike
 
 #: Sent when no key is set and the endpoint is not OpenAI's: local servers (Ollama, vLLM) ignore the key, but
 #: the SDK refuses to build a client without one.
@@ -94,13 +95,6 @@ class Endpoint:
         return f"{self.name} ({self.model} at {_strip_credentials(self.base_url) or 'api.openai.com'})"
 
 
-def load_llm_settings(ws: Workspace | None) -> LLMSettings:
-    """The ``llm`` section of the workspace's settings (all layers merged, see :func:`goldset.config.load_settings`)."""
-    from goldset.config import load_settings  # not at import: goldset.config imports the llm package's settings
-
-    return load_settings(ws).llm
-
-
 def _pick_settings(settings: LLMSettings, role: Role, where: str) -> tuple[str, EndpointSettings]:
     name = settings.generate if role == "generate" else settings.judge
     if name in settings.endpoints:
@@ -120,16 +114,19 @@ def _pick_settings(settings: LLMSettings, role: Role, where: str) -> tuple[str, 
 
 
 def resolve_endpoint(
-    ws: Workspace | None, role: Role = "generate", overrides: dict[str, Any] | None = None
+    ws: WorkspaceLike | Context = None, role: Role = "generate", overrides: dict[str, Any] | None = None
 ) -> Endpoint:
     """The endpoint for ``role``; raises :class:`EndpointError` saying how to configure one if there is none.
 
-    ``overrides`` holds command-line options named like :class:`EndpointSettings` fields (``None`` = not given).
+    ``ws``: the entry point's :class:`~goldset.context.Context` (or a workspace, a path in one, None: the one
+    around the current folder if any). ``overrides`` holds command-line options named like
+    :class:`EndpointSettings` fields (``None`` = not given).
     """
     from pydantic import ValidationError
 
-    where = str(ws.config_path) if ws else "goldset.yaml"
-    settings = load_llm_settings(ws)
+    ctx = Context.optional(ws)
+    where = str(ctx.ws.config_path) if ctx.ws else "goldset.yaml"
+    settings = ctx.section(LLMSettings)
     name, es = _pick_settings(settings, role, where)
     given = {k: v for k, v in (overrides or {}).items() if v is not None}
     if given:
@@ -139,17 +136,15 @@ def resolve_endpoint(
             err = exc.errors()[0]
             loc = ".".join(str(p) for p in err.get("loc", ()))
             raise ConfigError(f"option {loc}: {err.get('msg')}") from None
-    from goldset.config import get_env
-
-    base_url = es.base_url or get_env("OPENAI_BASE_URL", ws)
-    api_key = get_env(es.api_key_env, ws)
+    base_url = es.base_url or ctx.getenv("OPENAI_BASE_URL")
+    api_key = ctx.getenv(es.api_key_env)
     model = es.model
     if not model and role == "judge":
-        model = get_env("GOLDSET_JUDGE_MODEL", ws)
+        model = ctx.getenv("GOLDSET_JUDGE_MODEL")
         if not model and name in settings.endpoints:
             model = settings.endpoints[name].model
     if not model:
-        model = get_env("GOLDSET_MODEL", ws)
+        model = ctx.getenv("GOLDSET_MODEL")
     if not model and base_url is None and api_key:
         model = DEFAULT_OPENAI_MODEL
     if not model:
@@ -169,14 +164,14 @@ def resolve_endpoint(
         price = ModelPrice(input_per_mtok=es.price_input_per_mtok, output_per_mtok=es.price_output_per_mtok)
     elif model in settings.prices:
         price = settings.prices[model]
-    embedding_model = es.embedding_model or get_env("GOLDSET_EMBEDDING_MODEL", ws)
+    embedding_model = es.embedding_model or ctx.getenv("GOLDSET_EMBEDDING_MODEL")
     return Endpoint(
         name=name, model=model, base_url=base_url, settings=es, price=price, embedding_model=embedding_model,
         _api_key=api_key,
     )
 
 
-def endpoint_configured(ws: Workspace | None, role: Role = "generate") -> bool:
+def endpoint_configured(ws: WorkspaceLike | Context = None, role: Role = "generate") -> bool:
     """True when :func:`resolve_endpoint` would succeed (config errors still raise: they need fixing)."""
     try:
         resolve_endpoint(ws, role)

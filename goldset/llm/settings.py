@@ -5,7 +5,7 @@ How a role's settings and the environment become a connectable endpoint: :mod:`g
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -56,6 +56,8 @@ class EndpointSettings(BaseModel):
 
 class LLMSettings(BaseModel):
     """The ``llm`` section: named endpoints, which one each role uses, and a price table by model name."""
+
+    section: ClassVar[str] = "llm"
 
     model_config = ConfigDict(extra="forbid")
 

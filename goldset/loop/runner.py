@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from goldset.context import Context
 from goldset.errors import GoldsetError, InputError, RunFailed, UsageError
 from goldset.loop import stages
 from goldset.loop.stages import STAGES, ReviewTarget, endpoint_ready
@@ -109,7 +110,7 @@ def read_state(ws: Workspace) -> BuildState | None:
 
 
 def build(
-    ws: WorkspaceLike = None,
+    ws: WorkspaceLike | Context = None,
     *,
     docs: Path | str | None = None,
     limit: int | None = None,
@@ -144,10 +145,12 @@ def build(
     endpoint is configured (unless ``use_llm=False``), :class:`~goldset.errors.UsageError` /
     :class:`goldset.versioning.release.VersionExists` for bad options, and :class:`BuildStopped` when a stage fails.
     """
-    from goldset.config import load_settings
-    from goldset.workspace import resolve_workspace
+    from goldset.kb.settings import KBSettings
+    from goldset.review.settings import ReviewSettings
+    from goldset.versioning.settings import VersioningSettings
 
-    ws = resolve_workspace(ws)
+    ctx = Context.of(ws)
+    ws = ctx.workspace
     if release is not None and not (message or "").strip():
         raise UsageError("message: a release needs a message saying what changed (goldset build --release V -m '…')")
     if message is not None and release is None:
@@ -156,21 +159,21 @@ def build(
         raise UsageError("give sample_fraction or sample_size, not both")
     if review not in ("auto", "label-studio", "export", "none"):
         raise UsageError(f"review={review!r}: expected auto, label-studio, export or none")
-    settings = load_settings(ws)
+    review_settings = ctx.section(ReviewSettings)
     previous = read_state(ws)
-    docs_dir = _docs_dir(ws, docs, settings.kb.path, previous)
-    target = _review_target(ws, review, settings.review.label_studio.url)
+    docs_dir = _docs_dir(ws, docs, ctx.section(KBSettings).path, previous)
+    target = _review_target(ctx, review, review_settings.label_studio.url)
     if target == "label-studio":
         from goldset.review.labelstudio import resolve
 
-        resolve(ws, settings.review.label_studio)  # the address and the token are set: fail now, not after hours
+        resolve(ctx, review_settings.label_studio)  # the address and the token are set: fail now, not after hours
     if release is not None:
-        _check_version_is_new(ws, release, settings.versioning.tag_pattern)
+        _check_version_is_new(ws, release, ctx.section(VersioningSettings).tag_pattern)
 
     report = BuildReport(workspace=ws.root, docs_dir=docs_dir, state_path=state_path(ws))
-    need_plan = dry_run or (use_llm and not endpoint_ready(ws))
+    need_plan = dry_run or (use_llm and not endpoint_ready(ctx))
     if need_plan:
-        plan = _plan(ws, docs_dir, limit=limit, review=target, release=release)
+        plan = _plan(ctx, docs_dir, limit=limit, review=target, release=release)
         if dry_run:
             report.plan = plan
             return report
@@ -178,22 +181,22 @@ def build(
             # resolve_endpoint's one line saying how to configure one, before anything is written
             from goldset.llm import resolve_endpoint
 
-            resolve_endpoint(ws, "generate")
+            resolve_endpoint(ctx, "generate")
 
     runner = _Runner(ws, report, previous, progress, release=release, docs_dir=docs_dir)
     with runner.stage("ingest") as rec:
-        stages.run_ingest(ws, docs_dir, report, rec, use_llm=use_llm, progress=runner.sub("ingest"))
+        stages.run_ingest(ctx, docs_dir, report, rec, use_llm=use_llm, progress=runner.sub("ingest"))
     with runner.stage("generate") as rec:
-        stages.run_generate(ws, report, rec, previous, limit=limit, concurrency=concurrency, use_llm=use_llm,
+        stages.run_generate(ctx, report, rec, previous, limit=limit, concurrency=concurrency, use_llm=use_llm,
                   keep_going=keep_going, progress=runner.sub("generate"))  # fmt: skip
     with runner.stage("filter") as rec:
-        stages.run_filter(ws, report, rec, use_llm=use_llm, progress=runner.sub("filter"))
+        stages.run_filter(ctx, report, rec, use_llm=use_llm, progress=runner.sub("filter"))
     with runner.stage("sample") as rec:
-        stages.run_sample(ws, report, rec, fraction=sample_fraction, size=sample_size)
+        stages.run_sample(ctx, report, rec, fraction=sample_fraction, size=sample_size)
     with runner.stage("review") as rec:
-        stages.run_review(ws, report, rec, target, export_path, progress=runner.sub("review"))
+        stages.run_review(ctx, report, rec, target, export_path, progress=runner.sub("review"))
     with runner.stage("release") as rec:
-        stages.run_release(ws, report, rec, release, message, progress=runner.sub("release"))
+        stages.run_release(ctx, report, rec, release, message, progress=runner.sub("release"))
     runner.finish()
     return report
 
@@ -309,13 +312,12 @@ def _docs_dir(ws: Workspace, docs: Path | str | None, kb_path: str, previous: Bu
     return path.resolve()
 
 
-def _review_target(ws: Workspace, review: ReviewTarget, url: str | None) -> ReviewTarget:
+def _review_target(ctx: Context, review: ReviewTarget, url: str | None) -> ReviewTarget:
     if review != "auto":
         return review
-    from goldset.config import get_env
     from goldset.review.labelstudio import URL_ENV
 
-    return "label-studio" if url or get_env(URL_ENV, ws) else "export"
+    return "label-studio" if url or ctx.getenv(URL_ENV) else "export"
 
 
 def _check_version_is_new(ws: Workspace, version: str, pattern: str) -> None:
@@ -332,18 +334,18 @@ def _check_version_is_new(ws: Workspace, version: str, pattern: str) -> None:
         raise VersionExists(f"{name}: already released (releases are immutable); choose a new version")
 
 
-def _plan(ws: Workspace, docs_dir: Path, *, limit: int | None, review: ReviewTarget, release: str | None) -> BuildPlan:
+def _plan(ctx: Context, docs_dir: Path, *, limit: int | None, review: ReviewTarget, release: str | None) -> BuildPlan:
     """The documents read into a throwaway snapshot, diffed against the workspace's, and generate's estimate."""
     from goldset.generation.estimate import estimate
     from goldset.kb import diff_snapshots, ingest, load_chunks
 
     with tempfile.TemporaryDirectory(prefix="goldset-plan-") as tmp:
-        fresh = ingest(docs_dir, ws, out_dir=Path(tmp))
+        fresh = ingest(docs_dir, ctx, out_dir=Path(tmp))
     try:
-        current = load_chunks(ws)
+        current = load_chunks(ctx)
     except GoldsetError:
         current = []
-    est = estimate(ws, chunks=fresh.chunks, limit=limit)
+    est = estimate(ctx, chunks=fresh.chunks, limit=limit)
     return BuildPlan(docs_dir=docs_dir, documents=len(fresh.snapshot.documents), chunks=len(fresh.chunks),
                      diff=diff_snapshots(current, fresh.chunks), estimate=est, review=review,
                      release=release)  # fmt: skip

@@ -11,6 +11,7 @@ from goldset.progress import ProgressCallback
 from goldset.schema.build import BuildState, StageName, StageRecord
 
 if TYPE_CHECKING:
+    from goldset.context import Context
     from goldset.kb import KBDiff
     from goldset.loop.runner import BuildReport
     from goldset.schema import KBSnapshot
@@ -23,23 +24,24 @@ STAGES: tuple[StageName, ...] = ("ingest", "generate", "filter", "sample", "revi
 DEFAULT_EXPORT = Path("review") / "tasks.json"
 
 
-def endpoint_ready(ws: Workspace) -> bool:
+def endpoint_ready(ctx: Context) -> bool:
     """Whether a generation endpoint is configured (a configuration error still raises)."""
     from goldset.llm import endpoint_configured
 
-    return endpoint_configured(ws, "generate")
+    return endpoint_configured(ctx, "generate")
 
 
-def run_ingest(ws: Workspace, docs_dir: Path, report: BuildReport, rec: StageRecord, *, use_llm: bool,
+def run_ingest(ctx: Context, docs_dir: Path, report: BuildReport, rec: StageRecord, *, use_llm: bool,
                progress: ProgressCallback | None) -> None:  # fmt: skip
     """Ingest the documents; once pairs exist, through ``goldset refresh`` (which ingests too, and retires or
     re-checks the pairs whose evidence changed): a plain ingest would replace the snapshot refresh compares with."""
     from goldset.kb import ingest, load_snapshot
 
+    ws = ctx.workspace
     if ws.pairs_path.exists() and load_snapshot(ws) is not None:
         from goldset.versioning.refresh import refresh
 
-        plan = refresh(docs_dir, ws, dry_run=True).plan  # a throwaway ingest and a plan: no call, no write
+        plan = refresh(docs_dir, ctx, dry_run=True).plan  # a throwaway ingest and a plan: no call, no write
         if not plan.has_changes:
             _ingest_summary(rec, load_snapshot(ws), plan.diff, changed=False, previous=plan.old_snapshot_id)
             rec.outputs = {"KB snapshot": str(ws.kb_dir)}
@@ -50,7 +52,7 @@ def run_ingest(ws: Workspace, docs_dir: Path, report: BuildReport, rec: StageRec
                     f"{docs_dir}: the documents changed under {len(plan.retire) + len(plan.recheck)} existing "
                     "pair(s); refreshing them needs the LLM: run the build without --no-llm (or goldset refresh)"
                 )
-            r = refresh(docs_dir, ws, progress=progress)
+            r = refresh(docs_dir, ctx, progress=progress)
             report.refresh = r
             _ingest_summary(rec, load_snapshot(ws), plan.diff, changed=True, previous=plan.old_snapshot_id)
             rec.counts.update({"retired": len(r.retired), "rechecked": len(r.kept), "replaced": len(r.replaced),
@@ -63,7 +65,7 @@ def run_ingest(ws: Workspace, docs_dir: Path, report: BuildReport, rec: StageRec
             )
             rec.outputs = {"KB snapshot": str(ws.kb_dir)}
             return
-    r_ingest = ingest(docs_dir, ws)
+    r_ingest = ingest(docs_dir, ctx)
     report.ingest = r_ingest
     _ingest_summary(rec, r_ingest.snapshot, r_ingest.diff, changed=r_ingest.changed,
                     previous=r_ingest.previous_snapshot_id)  # fmt: skip
@@ -85,7 +87,7 @@ def _ingest_summary(rec: StageRecord, snap: KBSnapshot | None, diff: KBDiff, *, 
 
 
 def run_generate(
-    ws: Workspace,
+    ctx: Context,
     report: BuildReport,
     rec: StageRecord,
     previous: BuildState | None,
@@ -99,8 +101,8 @@ def run_generate(
     from goldset.generation.estimate import estimate
     from goldset.generation.runner import generate
 
-    if not use_llm or not endpoint_ready(ws):
-        est = estimate(ws, limit=limit)  # calls nothing: what generation would have to do
+    if not use_llm or not endpoint_ready(ctx):
+        est = estimate(ctx, limit=limit)  # calls nothing: what generation would have to do
         if not use_llm:
             rec.status = "skipped"
             rec.counts = {"chunks_waiting": est.chunks}
@@ -112,7 +114,7 @@ def run_generate(
             rec.summary = f"nothing to ask: the {est.already_done} chunk(s) already have pairs (no LLM needed)"
             return
         # work to do and no endpoint: generate raises resolve_endpoint's one line saying how to configure one
-    r = generate(ws, limit=limit, concurrency=concurrency, progress=progress)
+    r = generate(ctx, limit=limit, concurrency=concurrency, progress=progress)
     report.generation = r
     llm = r.llm
     total = r.already_done + r.chunks
@@ -154,13 +156,14 @@ def _no_pairs(ws: Workspace, rec: StageRecord) -> bool:
     return True
 
 
-def run_filter(ws: Workspace, report: BuildReport, rec: StageRecord, *, use_llm: bool,
+def run_filter(ctx: Context, report: BuildReport, rec: StageRecord, *, use_llm: bool,
                progress: ProgressCallback | None) -> None:  # fmt: skip
     from goldset.filters.pipeline import run_filters
 
+    ws = ctx.workspace
     if _no_pairs(ws, rec):
         return
-    r = run_filters(ws, use_llm=use_llm, progress=progress)
+    r = run_filters(ctx, use_llm=use_llm, progress=progress)
     report.filters = r
     rec.status = "done" if r.written else "unchanged"
     rec.counts = {"pairs": r.n_pairs, "computed": r.computed, "reused": r.reused, **r.status_counts}
@@ -173,11 +176,12 @@ def run_filter(ws: Workspace, report: BuildReport, rec: StageRecord, *, use_llm:
     rec.outputs["pairs"] = str(ws.pairs_path)
 
 
-def run_sample(ws: Workspace, report: BuildReport, rec: StageRecord, *, fraction: float | None,
+def run_sample(ctx: Context, report: BuildReport, rec: StageRecord, *, fraction: float | None,
                size: int | None) -> None:  # fmt: skip
     from goldset.generation.selection import read_existing
     from goldset.review.sampling import sample, waiting
 
+    ws = ctx.workspace
     if _no_pairs(ws, rec):
         return
     open_ = waiting(read_existing(ws))
@@ -189,7 +193,7 @@ def run_sample(ws: Workspace, report: BuildReport, rec: StageRecord, *, fraction
             f"round {rounds[-1] if rounds else '?'} still waits for {len(open_)} decision(s): no new round drawn"
         )
         return
-    r = sample(ws, fraction=fraction, size=size)
+    r = sample(ctx, fraction=fraction, size=size)
     report.sample = r
     if r.round is None:
         rec.status = "unchanged"
@@ -200,11 +204,12 @@ def run_sample(ws: Workspace, report: BuildReport, rec: StageRecord, *, fraction
     rec.summary = f"round {r.round}: {r.sampled} of {r.population} passed pairs ({r.random} random, {r.risk} risk)"
 
 
-def run_review(ws: Workspace, report: BuildReport, rec: StageRecord, target: ReviewTarget,
+def run_review(ctx: Context, report: BuildReport, rec: StageRecord, target: ReviewTarget,
                export_path: Path | str | None, *, progress: ProgressCallback | None) -> None:  # fmt: skip
     from goldset.generation.selection import read_existing
     from goldset.review.sampling import waiting
 
+    ws = ctx.workspace
     if _no_pairs(ws, rec):
         return
     todo = waiting(read_existing(ws))
@@ -220,7 +225,7 @@ def run_review(ws: Workspace, report: BuildReport, rec: StageRecord, target: Rev
     if target == "label-studio":
         from goldset.review.project import push
 
-        r = push(ws, progress=progress)
+        r = push(ctx, progress=progress)
         report.push = r
         rec.status = "done" if r.imported or r.updated or r.created else "unchanged"
         rec.counts = {"project": r.project, "waiting": r.waiting, "imported": r.imported, "updated": r.updated,
@@ -237,7 +242,7 @@ def run_review(ws: Workspace, report: BuildReport, rec: StageRecord, target: Rev
     path = Path(export_path) if export_path is not None else ws.root / DEFAULT_EXPORT
     path.parent.mkdir(parents=True, exist_ok=True)
     before = path.read_bytes() if path.is_file() else None
-    e = export(path, ws)
+    e = export(path, ctx)
     report.export = e
     rec.status = "unchanged" if before == path.read_bytes() else "done"
     rec.counts = {"tasks": e.tasks}
@@ -249,8 +254,9 @@ def run_review(ws: Workspace, report: BuildReport, rec: StageRecord, target: Rev
                         "reviewer instructions": str(e.instructions_path)})  # fmt: skip
 
 
-def run_release(ws: Workspace, report: BuildReport, rec: StageRecord, version: str | None, message: str | None,
+def run_release(ctx: Context, report: BuildReport, rec: StageRecord, version: str | None, message: str | None,
                 *, progress: ProgressCallback | None) -> None:  # fmt: skip
+    ws = ctx.workspace
     if version is None:
         rec.status = "skipped"
         rec.summary = "not asked: review, pull the decisions, then goldset build --release VERSION -m MESSAGE"
@@ -260,7 +266,7 @@ def run_release(ws: Workspace, report: BuildReport, rec: StageRecord, version: s
     from goldset.versioning.release import release
 
     undecided = len(waiting(read_existing(ws)))
-    r = release(version, message=message or "", ws=ws, progress=progress)
+    r = release(version, message=message or "", ws=ctx, progress=progress)
     report.release = r
     m = r.manifest
     rec.counts = {"golden": len(m.golden_ids), "unreviewed": len(m.unreviewed_ids), "pairs": m.n_pairs,

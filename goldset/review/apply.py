@@ -25,7 +25,7 @@ from goldset.review.decisions import SOURCE_PREFIX, Agreement, Parsed, Problem, 
 from goldset.schema import PairStatus, QAPair, Revision
 
 if TYPE_CHECKING:
-    from goldset.config import Settings
+    from goldset.context import Context
     from goldset.filters.settings import FilterSettings
     from goldset.review.store import Workbench
     from goldset.workspace import Workspace
@@ -158,16 +158,16 @@ def apply_parsed(
         report.edits_failing.update(failures)
 
 
-def apply_and_save(
-    ws: Workspace, bench: Workbench, parsed: Parsed, settings: Settings, report: ApplyReport
-) -> ApplyReport:
+def apply_and_save(ctx: Context, bench: Workbench, parsed: Parsed, report: ApplyReport) -> ApplyReport:
     """Apply, then write the pairs and the manifest once, only when a pair changed."""
+    from goldset.filters.settings import FilterSettings
     from goldset.review import store
+    from goldset.review.settings import ReviewSettings
 
     before = {p.id: p.model_dump_json() for p in bench.pairs}
-    apply_parsed(ws, bench, parsed, settings.filter, report)
+    apply_parsed(ctx.workspace, bench, parsed, ctx.section(FilterSettings), report)
     if any(before[p.id] != p.model_dump_json() for p in bench.pairs):
-        store.save(ws, bench, settings.review)
+        store.save(ctx.workspace, bench, ctx.section(ReviewSettings))
         report.written = True
     return report
 

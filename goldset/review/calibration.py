@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from goldset.context import Context
 from goldset.errors import ConfigError, InputError, RunFailed, UsageError
 from goldset.progress import Progress, ProgressCallback
 from goldset.schema import PairStatus, QAPair, QuestionType, ReviewDecision
@@ -233,7 +234,7 @@ def _read_manifest(ws: Workspace, pairs: list[QAPair]) -> Manifest:
 
 
 def calibrate(
-    ws: WorkspaceLike = None, *, samples: int = 1, progress: ProgressCallback | None = None
+    ws: WorkspaceLike | Context = None, *, samples: int = 1, progress: ProgressCallback | None = None
 ) -> CalibrationReport:
     """Judge the expert-reviewed pairs with the filters' groundedness judge ``samples`` times, compare with the
     experts' labels and store the result in the workspace's manifest (see the module docstring). Raises
@@ -241,20 +242,21 @@ def calibrate(
     before any call), :class:`RunFailed` when every judge call failed (nothing written then)."""
     import asyncio
 
-    from goldset.config import load_settings
     from goldset.filters import groundedness
     from goldset.filters.inputs import read_chunk_sources
+    from goldset.filters.settings import FilterSettings
     from goldset.io import read_jsonl
     from goldset.llm import CallJournal, LLMClient, resolve_endpoint
     from goldset.prompts import load_prompt
-    from goldset.workspace import resolve_workspace
+    from goldset.review.settings import ReviewSettings
 
     if samples < 1:
         raise UsageError(f"samples: judge every pair at least once (got {samples})")
-    workspace = resolve_workspace(ws)
-    settings = load_settings(workspace)
-    cal = settings.review.calibration
-    _check_criteria(workspace, settings.review.label_studio.config_file, cal)
+    ctx = Context.of(ws)
+    workspace = ctx.workspace
+    review, filters = ctx.section(ReviewSettings), ctx.section(FilterSettings)
+    cal = review.calibration
+    _check_criteria(workspace, review.label_studio.config_file, cal)
 
     # 1. The expert labels (no call yet): every problem of the input is reported before the endpoint is touched.
     if not workspace.pairs_path.exists():
@@ -287,9 +289,9 @@ def calibrate(
     manifest = _read_manifest(workspace, pairs)
 
     # 2. The judge: the endpoint and prompt of the filters (an EndpointError here, before any call).
-    endpoint = resolve_endpoint(workspace, "judge")
+    endpoint = resolve_endpoint(ctx, "judge")
     prompt = load_prompt(groundedness.PROMPT_ID, workspace.prompts_dir)
-    g_settings: groundedness.Settings = settings.filter.for_check(groundedness.NAME)  # type: ignore[assignment]
+    g_settings = filters.for_check(groundedness.SPEC)
     by_id = {p.id: p for p in reviewed}
     targets = [shown_pair(by_id[lab.pair_id]) for lab in usable]
     kb = sorted(chunks.values(), key=lambda c: c.id)
@@ -308,7 +310,7 @@ def calibrate(
                 outcomes = await asyncio.gather(*(
                     groundedness.judge_many(
                         targets, chunks, g_settings, client, prompt, kb_chunks=kb,
-                        kb_context_chunks=settings.filter.kb_context_chunks, on_done=tick,
+                        kb_context_chunks=filters.kb_context_chunks, on_done=tick,
                         seed=None if r == 0 else r,
                     )
                     for r in range(samples)

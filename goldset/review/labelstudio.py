@@ -24,8 +24,8 @@ from goldset.errors import ConfigError, EndpointError, MissingExtra
 from goldset.redaction import redact
 
 if TYPE_CHECKING:
+    from goldset.context import Context
     from goldset.review.settings import LabelStudioSettings
-    from goldset.workspace import Workspace
 
 URL_ENV = "LABEL_STUDIO_URL"
 #: What a plain ``pip install goldset`` lacks for the commands that talk to Label Studio.
@@ -50,11 +50,9 @@ def public_url(url: str) -> str:
     return urlunsplit((parts.scheme, host, parts.path.rstrip("/"), "", ""))
 
 
-def resolve(ws: Workspace | None, settings: LabelStudioSettings, url: str | None = None) -> tuple[str, str]:
+def resolve(ctx: Context, settings: LabelStudioSettings, url: str | None = None) -> tuple[str, str]:
     """(url, api key) from the option, the settings and the environment; a missing one is a one-line error."""
-    from goldset.config import get_env
-
-    url = url or settings.url or get_env(URL_ENV, ws)
+    url = url or settings.url or ctx.getenv(URL_ENV)
     if not url:
         raise ConfigError(
             f"no Label Studio address: set {URL_ENV} (environment or .env) or review.label_studio.url "
@@ -62,7 +60,7 @@ def resolve(ws: Workspace | None, settings: LabelStudioSettings, url: str | None
         )
     if not url.startswith(("http://", "https://")):
         raise ConfigError(f"Label Studio address {url!r} must start with http:// or https://")
-    key = get_env(settings.api_key_env, ws)
+    key = ctx.getenv(settings.api_key_env)
     if not key:
         raise ConfigError(
             f"Label Studio at {public_url(url)}: no API token; set {settings.api_key_env} in the environment or .env "
@@ -314,10 +312,10 @@ class LabelStudio:
             return {int(u.id): str(u.email or u.username or f"user {u.id}") for u in every(self.client.users.list())}
 
 
-def connect(ws: Workspace | None, settings: LabelStudioSettings, url: str | None = None) -> LabelStudio:
+def connect(ctx: Context, settings: LabelStudioSettings, url: str | None = None) -> LabelStudio:
     """A checked connection (server reachable, token accepted); the SDK is checked first, then the settings."""
     client_class()
-    base, key = resolve(ws, settings, url)
+    base, key = resolve(ctx, settings, url)
     ls = LabelStudio(base, key, timeout=settings.timeout_s)
     ls.check()
     return ls

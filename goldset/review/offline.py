@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from goldset.context import Context
 from goldset.errors import InputError, UsageError
 
 if TYPE_CHECKING:
@@ -37,22 +38,22 @@ def sibling(path: Path, suffix: str) -> Path:
     return path.with_name(path.stem + suffix)
 
 
-def export(path: Path | str, ws: WorkspaceLike = None) -> ExportReport:
+def export(path: Path | str, ws: WorkspaceLike | Context = None) -> ExportReport:
     """Write the Label Studio import file of the sampled pairs waiting for a decision, with the config and
     guidelines beside it."""
-    from goldset.config import load_settings
     from goldset.io import atomic_write_text
     from goldset.review import config as label_config
     from goldset.review import store
     from goldset.review.project import instructions, push_order, waiting
+    from goldset.review.settings import ReviewSettings
     from goldset.review.tasks import task_of
-    from goldset.workspace import resolve_workspace
 
-    ws = resolve_workspace(ws)
+    ctx = Context.of(ws)
+    ws = ctx.workspace
     path = Path(path)
     if path.suffix.lower() != ".json":
         raise UsageError(f"{path}: the export file must end in .json (Label Studio imports JSON)")
-    settings = load_settings(ws).review.label_studio
+    settings = ctx.section(ReviewSettings).label_studio
     config = label_config.load(ws.root / settings.config_file)
     bench = store.load(ws)
     if not any(p.review.sampled for p in bench.pairs):
@@ -89,22 +90,21 @@ def read_export(path: Path) -> list[dict[str, Any]]:
 
 
 def import_results(
-    path: Path | str, ws: WorkspaceLike = None, *, config: Path | str | None = None
+    path: Path | str, ws: WorkspaceLike | Context = None, *, config: Path | str | None = None
 ) -> ApplyReport:
     """Apply the annotations of a Label Studio JSON export file, like ``pull``. ``config``: the labeling config
     the annotations were made with (default: the workspace's ``review.label_studio.config_file``)."""
-    from goldset.config import load_settings
     from goldset.review import config as label_config
     from goldset.review import store
     from goldset.review.apply import ApplyReport, apply_and_save
     from goldset.review.decisions import parse_export
-    from goldset.workspace import resolve_workspace
+    from goldset.review.settings import ReviewSettings
 
-    ws = resolve_workspace(ws)
+    ctx = Context.of(ws)
+    ws = ctx.workspace
     path = Path(path)
-    settings = load_settings(ws)
-    cfg = label_config.load(Path(config) if config else ws.root / settings.review.label_studio.config_file)
+    cfg = label_config.load(Path(config) if config else ws.root / ctx.section(ReviewSettings).label_studio.config_file)
     tasks = read_export(path)
     bench = store.load(ws)
     report = ApplyReport(source=str(path))
-    return apply_and_save(ws, bench, parse_export(tasks, cfg, {}), settings, report)
+    return apply_and_save(ctx, bench, parse_export(tasks, cfg, {}), report)

@@ -24,14 +24,16 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from goldset.context import Context
 from goldset.errors import GateFailed, GoldsetError, InputError, UsageError
 from goldset.progress import Progress, ProgressCallback
 from goldset.review.sampling import waiting
+from goldset.review.settings import ReviewSettings
 from goldset.schema import QAPair
 
 if TYPE_CHECKING:
     from goldset.review.apply import ApplyReport
-    from goldset.review.settings import LabelStudioSettings, ReviewSettings
+    from goldset.review.settings import LabelStudioSettings
     from goldset.schema.manifest import ReviewSampleStats
     from goldset.workspace import Workspace, WorkspaceLike
 
@@ -100,24 +102,22 @@ class PushReport:
 
 
 def push(
-    ws: WorkspaceLike = None, *, url: str | None = None, progress: ProgressCallback | None = None
+    ws: WorkspaceLike | Context = None, *, url: str | None = None, progress: ProgressCallback | None = None
 ) -> PushReport:
     """Create or reuse the review project and import the sampled pairs that wait for a decision (see module)."""
-    from goldset.workspace import resolve_workspace
-
-    ws = resolve_workspace(ws)
-    with exchange_lock(ws, progress):
-        return _push(ws, url, progress)
+    ctx = Context.of(ws)
+    with exchange_lock(ctx.workspace, progress):
+        return _push(ctx, url, progress)
 
 
-def _push(ws: Workspace, url: str | None, progress: ProgressCallback | None) -> PushReport:
-    from goldset.config import load_settings
+def _push(ctx: Context, url: str | None, progress: ProgressCallback | None) -> PushReport:
     from goldset.review import config as label_config
     from goldset.review import store
     from goldset.review.labelstudio import connect
     from goldset.review.tasks import task_of
 
-    settings = load_settings(ws).review
+    ws = ctx.workspace
+    settings = ctx.section(ReviewSettings)
     ls_settings = settings.label_studio
     config = label_config.load(ws.root / ls_settings.config_file)
     bench = store.load(ws)
@@ -125,7 +125,7 @@ def _push(ws: Workspace, url: str | None, progress: ProgressCallback | None) -> 
     if not any(p.review.sampled for p in bench.pairs):
         raise UsageError("no review sample yet; run `goldset review sample` first")
     guide = instructions(ws, ls_settings, todo or bench.pairs)
-    ls = connect(ws, ls_settings, url)
+    ls = connect(ctx, ls_settings, url)
     report = PushReport(url=ls.url, waiting=len(todo))
     pid = ls.find_project(ls_settings.project_title, ls_settings.project_id)
     if pid is None:
@@ -176,24 +176,22 @@ def _push(ws: Workspace, url: str | None, progress: ProgressCallback | None) -> 
 
 
 def pull(
-    ws: WorkspaceLike = None, *, url: str | None = None, progress: ProgressCallback | None = None
+    ws: WorkspaceLike | Context = None, *, url: str | None = None, progress: ProgressCallback | None = None
 ) -> ApplyReport:
     """Apply the review project's annotations to the pairs (see ``review/apply.py``); nothing is written when
     nothing changed, and nothing at all when the server cannot be read."""
-    from goldset.config import load_settings
     from goldset.review import config as label_config
     from goldset.review import store
     from goldset.review.apply import ApplyReport, apply_and_save
     from goldset.review.decisions import parse_export
     from goldset.review.labelstudio import connect
-    from goldset.workspace import resolve_workspace
 
-    ws = resolve_workspace(ws)
+    ctx = Context.of(ws)
+    ws = ctx.workspace
     with exchange_lock(ws, progress):
-        settings = load_settings(ws)
-        ls_settings = settings.review.label_studio
+        ls_settings = ctx.section(ReviewSettings).label_studio
         bench = store.load(ws)
-        ls = connect(ws, ls_settings, url)
+        ls = connect(ctx, ls_settings, url)
         pid = ls.find_project(ls_settings.project_title, ls_settings.project_id)
         if pid is None:
             raise UsageError(
@@ -206,7 +204,7 @@ def pull(
         if progress is not None:
             progress(Progress("pull", len(exported), len(exported)))
         report = ApplyReport(source=f"{ls.where}, project {pid}", project=pid)
-        return apply_and_save(ws, bench, parse_export(exported, config, users), settings, report)
+        return apply_and_save(ctx, bench, parse_export(exported, config, users), report)
 
 
 @dataclass
@@ -245,18 +243,17 @@ class StatusReport:
 
 
 def status(
-    ws: WorkspaceLike = None, *, server: bool | None = None, url: str | None = None
+    ws: WorkspaceLike | Context = None, *, server: bool | None = None, url: str | None = None
 ) -> StatusReport:
     """The sample, the decisions and the estimate from the pairs (nothing written), and the server's task and
     annotation counts: with ``server=None`` when a server is configured (an error becomes ``server_error``),
     with ``server=True`` always (errors raise), never with ``server=False``."""
-    from goldset.config import load_settings
     from goldset.review import store
     from goldset.review.estimate import review_stats
-    from goldset.workspace import resolve_workspace
 
-    ws = resolve_workspace(ws)
-    settings = load_settings(ws).review
+    ctx = Context.of(ws)
+    ws = ctx.workspace
+    settings = ctx.section(ReviewSettings)
     bench = store.load(ws)
     report = StatusReport(stats=review_stats(bench.pairs, settings, rounds=bench.rounds), settings=settings)
     report.waiting = len(waiting(bench.pairs))
@@ -266,13 +263,12 @@ def status(
     if server is False:
         return report
     if server is None:
-        from goldset.config import get_env
         from goldset.review.labelstudio import URL_ENV
 
-        if not (url or settings.label_studio.url or get_env(URL_ENV, ws)):
+        if not (url or settings.label_studio.url or ctx.getenv(URL_ENV)):
             return report  # no server configured: the local status is all there is
     try:
-        report.server = _server_status(ws, settings.label_studio, url)
+        report.server = _server_status(ctx, settings.label_studio, url)
     except GoldsetError as exc:
         if server:
             raise
@@ -280,10 +276,10 @@ def status(
     return report
 
 
-def _server_status(ws: Workspace, settings: LabelStudioSettings, url: str | None) -> ServerStatus:
+def _server_status(ctx: Context, settings: LabelStudioSettings, url: str | None) -> ServerStatus:
     from goldset.review.labelstudio import connect
 
-    ls = connect(ws, settings, url)
+    ls = connect(ctx, settings, url)
     pid = ls.find_project(settings.project_title, settings.project_id)
     out = ServerStatus(url=ls.url, project=pid)
     if pid is None:

@@ -52,6 +52,7 @@ from goldset.hashing import short_hash
 from goldset.schema import Chunk, PairStatus, QAPair, QuestionType
 
 if TYPE_CHECKING:
+    from goldset.context import Context
     from goldset.filters.settings import FilterSettings
     from goldset.workspace import WorkspaceLike
 
@@ -354,7 +355,7 @@ class SampleReport:
 
 
 def sample(
-    ws: WorkspaceLike = None,
+    ws: WorkspaceLike | Context = None,
     *,
     fraction: float | None = None,
     size: int | None = None,
@@ -366,18 +367,19 @@ def sample(
     the manifest. ``fraction`` (default ``review.fraction``) or ``size`` (a number of pairs) sets how many;
     ``seed`` (default ``review.seed``) makes it reproducible. ``redraw`` first discards the latest round when
     none of its pairs has a decision yet (to draw it again with other parameters)."""
-    from goldset.config import load_settings
+    from goldset.context import Context
+    from goldset.filters.settings import FilterSettings
     from goldset.review import store
+    from goldset.review.settings import ReviewSettings
     from goldset.schema.manifest import ReviewRound
-    from goldset.workspace import resolve_workspace
 
-    ws = resolve_workspace(ws)
+    ctx = Context.of(ws, review={"fraction": fraction, "seed": seed, "random_share": random_share})
+    ws = ctx.workspace
     if fraction is not None and size is not None:
         raise UsageError("give fraction or size, not both")
     if size is not None and size <= 0:
         raise UsageError(f"size must be a positive number of pairs, got {size}")
-    all_settings = load_settings(ws, review={"fraction": fraction, "seed": seed, "random_share": random_share})
-    settings = all_settings.review
+    settings = ctx.section(ReviewSettings)
     bench = store.load(ws)
     report = SampleReport(seed=settings.seed, path=ws.pairs_path)
 
@@ -408,7 +410,7 @@ def sample(
     n = size if size is not None else round(settings.fraction * len(population))
     if population and n == 0:
         n = 1
-    filters = all_settings.filter
+    filters = ctx.section(FilterSettings)
     risk = {p.id: risk_of(p, bench.chunks, filters, settings.borderline_margin) for p in population}
     round_no = max([r.round for r in bench.rounds] + [p.review.round or 0 for p in bench.pairs] + [0]) + 1
     chosen = draw(population, n, seed=settings.seed, round_no=round_no, random_share=settings.random_share,

@@ -1,12 +1,11 @@
 """The ``review`` section of goldset.yaml: the expert-review sample, the estimate and the Label Studio project.
 
-This module must not import :mod:`goldset.config` (which imports it); read it with
-``goldset.config.load_settings(ws, review={...}).review``.
+An entry point reads it from its context: ``Context.of(ws, review={...}).section(ReviewSettings)``.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -77,6 +76,8 @@ class CalibrationSettings(BaseModel):
 
 class ReviewSettings(BaseModel):
     """How the expert-review sample is drawn, how its results are read, and where it is reviewed."""
+
+    section: ClassVar[str] = "review"
 
     model_config = ConfigDict(extra="forbid")
 

@@ -12,22 +12,22 @@ from typing import TYPE_CHECKING
 from goldset.errors import GoldsetError
 
 if TYPE_CHECKING:
+    from goldset.context import Context
     from goldset.schema import Manifest, QAPair
-    from goldset.workspace import Workspace
 
 
-def calibration_notes(manifest: Manifest, pairs: list[QAPair], ws: Workspace) -> list[str]:
+def calibration_notes(manifest: Manifest, pairs: list[QAPair], ctx: Context) -> list[str]:
     """What the release must say about the judge calibration it carries: agreement below
     ``review.calibration.min_kappa`` (or too few pairs to tell, or unmeasurable), and a calibration made before
     the latest review decisions or with another judge prompt or model than the filters use now."""
-    from goldset.config import load_settings
+    from goldset.review.settings import ReviewSettings
     from goldset.schema.manifest import review_fingerprint
 
     cal = manifest.calibration
     if cal is None:
         return []
     notes: list[str] = []
-    warning = cal.warning(load_settings(ws).review.calibration.min_kappa)
+    warning = cal.warning(ctx.section(ReviewSettings).calibration.min_kappa)
     if warning is not None:
         notes.append(warning)
     if cal.review_fingerprint and cal.review_fingerprint != review_fingerprint(pairs):
@@ -35,7 +35,7 @@ def calibration_notes(manifest: Manifest, pairs: list[QAPair], ws: Workspace) ->
             f"the judge calibration ({cal.calibrated_at.date().isoformat()}) was made before the latest review "
             "decisions; re-run `goldset judge calibrate` for figures on every reviewed pair"
         )
-    now = _current_judge(ws)
+    now = _current_judge(ctx)
     if now is not None and (now[0] != cal.model or now[1] != cal.prompt_hash):
         what = f"model {now[0]}" if now[0] != cal.model else f"prompt {now[1][:12]}"
         notes.append(
@@ -45,16 +45,17 @@ def calibration_notes(manifest: Manifest, pairs: list[QAPair], ws: Workspace) ->
     return notes
 
 
-def _current_judge(ws: Workspace) -> tuple[str, str] | None:
+def _current_judge(ctx: Context) -> tuple[str, str] | None:
     """(model, prompt hash) of the filters' judge as configured now; None when no judge endpoint is configured."""
     from goldset.filters import groundedness
     from goldset.llm import endpoint_configured, resolve_endpoint
     from goldset.prompts import load_prompt
 
     try:
-        if not endpoint_configured(ws, "judge"):
+        if not endpoint_configured(ctx, "judge"):
             return None
-        return resolve_endpoint(ws, "judge").model, load_prompt(groundedness.PROMPT_ID, ws.prompts_dir).hash
+        prompt = load_prompt(groundedness.PROMPT_ID, ctx.workspace.prompts_dir)
+        return resolve_endpoint(ctx, "judge").model, prompt.hash
     except GoldsetError:  # a broken llm section is `goldset filter`'s to report, not the release's
         return None
 

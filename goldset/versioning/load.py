@@ -12,7 +12,6 @@ second load reads that folder (and checks it again).
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import shutil
 import tempfile
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from goldset.context import Context
 from goldset.errors import InputError, WorkspaceError
 from goldset.hashing import sha256_hex
 from goldset.schema.manifest import MANIFEST_FILE, PAIRS_FILE
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
     from goldset.dataset import Dataset
     from goldset.schema import Manifest, QAPair
-    from goldset.workspace import Workspace, WorkspaceLike
+    from goldset.workspace import WorkspaceLike
 
 R = TypeVar("R", bound="BaseModel")
 DATA_DIR = "data"
@@ -276,15 +276,15 @@ def verify_files(files: dict[str, bytes], record: ReleaseRecord, name: str) -> M
     return manifest
 
 
-def cache_root(ws: Workspace | None) -> Path:
-    """Where materialised versions are kept: $GOLDSET_CACHE_DIR, the workspace's .goldset/versions, else
-    $XDG_CACHE_HOME/goldset/versions (~/.cache/goldset/versions)."""
-    env = os.environ.get("GOLDSET_CACHE_DIR")
+def cache_root(ctx: Context) -> Path:
+    """Where materialised versions are kept: $GOLDSET_CACHE_DIR (environment or the workspace's .env), the
+    workspace's .goldset/versions, else $XDG_CACHE_HOME/goldset/versions (~/.cache/goldset/versions)."""
+    env = ctx.getenv("GOLDSET_CACHE_DIR")
     if env:
         return Path(env).expanduser() / "versions"
-    if ws is not None:
-        return ws.state_dir / "versions"
-    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    if ctx.ws is not None:
+        return ctx.ws.state_dir / "versions"
+    base = Path(ctx.getenv("XDG_CACHE_HOME") or Path.home() / ".cache")
     return base / "goldset" / "versions"
 
 
@@ -352,30 +352,28 @@ def read_records(path: Path, model: type[R]) -> list[R]:
 # ------------------------------------------------------------------------------------------------ public API
 
 
-def _workspace_for(ws: WorkspaceLike, repo: str | Path | None) -> Workspace | None:
-    from goldset.workspace import find_workspace, resolve_workspace
-
+def _context_for(ws: WorkspaceLike | Context, repo: str | Path | None) -> Context:
+    """The context of a call: ``ws``'s (given), the workspace around the current folder's (no ``repo`` given: it may
+    be the repository), else the environment's alone."""
     if ws is not None:
-        return resolve_workspace(ws)
-    if repo is None:
-        return find_workspace(required=False)
-    return None
+        return Context.of(ws)
+    return Context.optional(None) if repo is None else Context.open(None)
 
 
 def resolve_dataset_version(
-    spec: str, ws: WorkspaceLike = None, repo: str | Path | None = None, *, use_dvc: bool = False
+    spec: str, ws: WorkspaceLike | Context = None, repo: str | Path | None = None, *, use_dvc: bool = False
 ) -> Path:
     """A local folder holding release ``spec`` (e.g. 'v1.2.0' or '1.2.0') of ``repo`` (a folder or git URL; default:
     the workspace ``ws``, else the DVC project around the current folder), materialised from DVC when needed and
     checked against the release's hashes. The folder has the released files (``pairs.jsonl``, ``manifest.json``,
     ``CHANGELOG.md``, ``snapshot.json``, ``corpus/``): a dataset folder whose chunks are the whole corpus."""
-    workspace = _workspace_for(ws, repo)
-    with open_repo(repo, workspace) as ref:
+    ctx = _context_for(ws, repo)
+    with open_repo(repo, ctx.ws) as ref:
         version = find_version(spec, ref)
-        return materialise(ref, version, cache_root(workspace), use_dvc=use_dvc)
+        return materialise(ref, version, cache_root(ctx), use_dvc=use_dvc)
 
 
-def load_dataset(version: str, repo: str | Path | None = None, *, ws: WorkspaceLike = None) -> Dataset:
+def load_dataset(version: str, repo: str | Path | None = None, *, ws: WorkspaceLike | Context = None) -> Dataset:
     """Release ``version`` as a :class:`~goldset.dataset.Dataset`: every pair (``manifest.golden_ids`` says which
     form the golden set), the whole corpus as ``chunks``, the release manifest, and ``path``, the local folder it
     was read from."""
@@ -395,7 +393,7 @@ def load(
     repo: str | Path | None = None,
     *,
     status: str = "golden",
-    ws: WorkspaceLike = None,
+    ws: WorkspaceLike | Context = None,
 ) -> pd.DataFrame:
     """Release ``version`` of ``repo`` (a folder or git URL; default: the project around the current folder) as a
     pandas DataFrame, one row per pair: the golden pairs (``status="golden"``, default), every pair
@@ -428,20 +426,20 @@ def load(
     return pd.DataFrame(rows, columns=list(PAIR_COLUMNS))
 
 
-def versions(repo: str | Path | None = None, *, ws: WorkspaceLike = None) -> list[Version]:
+def versions(repo: str | Path | None = None, *, ws: WorkspaceLike | Context = None) -> list[Version]:
     """Every release of ``repo`` (default: the workspace / the project around the current folder), oldest first."""
-    with open_repo(repo, _workspace_for(ws, repo)) as ref:
+    with open_repo(repo, _context_for(ws, repo).ws) as ref:
         return list_versions(ref)
 
 
 def read_version(
-    spec: str, repo: str | Path | None = None, *, ws: WorkspaceLike = None
+    spec: str, repo: str | Path | None = None, *, ws: WorkspaceLike | Context = None
 ) -> tuple[Version, Dataset]:
     """A release and its dataset (pairs, corpus chunks, manifest), for `goldset show` and `goldset diff`."""
     from goldset.dataset import read_dataset
 
-    workspace = _workspace_for(ws, repo)
-    with open_repo(repo, workspace) as ref:
+    ctx = _context_for(ws, repo)
+    with open_repo(repo, ctx.ws) as ref:
         version = find_version(spec, ref)
-        folder = materialise(ref, version, cache_root(workspace))
+        folder = materialise(ref, version, cache_root(ctx))
     return version, read_dataset(folder)

@@ -36,9 +36,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from goldset.context import Context
 from goldset.errors import InputError
+from goldset.filters.settings import FilterSettings
 from goldset.progress import ProgressCallback
 from goldset.schema import CheckResult, Chunk, KBSnapshot, PairStatus, QAPair
+from goldset.versioning.settings import VersioningSettings
 
 if TYPE_CHECKING:
     from goldset.filters import FilterReport
@@ -193,19 +196,18 @@ def plan_refresh(
     return plan
 
 
-def _judge_bounds(ws: Workspace, plan: RefreshPlan, pairs: Sequence[QAPair]) -> None:
+def _judge_bounds(ctx: Context, plan: RefreshPlan, pairs: Sequence[QAPair]) -> None:
     """The filters' judge calls after the refresh: at most one groundedness call per new pair and per re-checked
     unreviewed pair, and the duplicate-judge batches of the candidate pairs they can bring (each one's nearest
     questions); ``judge_share`` is the share of this set's unreviewed pairs the cheap checks let through to the
     judges, so ``share × bound`` is what to expect. 0 when the judges are off."""
-    from goldset.config import load_settings
     from goldset.filters import duplicates, groundedness
     from goldset.filters.registry import CHECKS
     from goldset.filters.status import owned_by_filters, rejected_before_judges
     from goldset.llm import endpoint_configured, resolve_endpoint
 
-    settings = load_settings(ws).filter
-    if not endpoint_configured(ws, "judge"):
+    settings = ctx.section(FilterSettings)
+    if not endpoint_configured(ctx, "judge"):
         return
     by_id = {p.id: p for p in pairs}
     new_pairs = plan.estimate.pairs_requested if plan.estimate is not None else 0
@@ -218,17 +220,17 @@ def _judge_bounds(ws: Workspace, plan: RefreshPlan, pairs: Sequence[QAPair]) -> 
         plan.filter_judge_calls = new_pairs + unreviewed
     dup = settings.for_check(duplicates.SPEC)
     if dup.enabled is not False and dup.judge.enabled is not False:
-        embeds = dup.judge.embeddings and bool(resolve_endpoint(ws, "judge").embedding_model)
+        embeds = dup.judge.embeddings and bool(resolve_endpoint(ctx, "judge").embedding_model)
         per_pair = dup.judge.top_k + (dup.judge.embedding_top_k if embeds else 0)
         plan.duplicate_judge_calls = -(-(new_pairs + unreviewed) * per_pair // dup.judge.batch)
 
 
-def _estimate(ws: Workspace, new_chunks: list[Chunk], chunk_ids: list[str]) -> Estimate | None:
+def _estimate(ctx: Context, new_chunks: list[Chunk], chunk_ids: list[str]) -> Estimate | None:
     if not chunk_ids:
         return None
     from goldset.generation.estimate import estimate
 
-    return estimate(ws, chunks=new_chunks, chunk_ids=chunk_ids)
+    return estimate(ctx, chunks=new_chunks, chunk_ids=chunk_ids)
 
 
 # ------------------------------------------------------------------------------------------------ checking
@@ -247,21 +249,21 @@ def _quotes_hold(pair: QAPair, chunks: dict[str, Chunk]) -> str | None:
 
 
 def _judge(
-    ws: Workspace, pairs: list[QAPair], chunks: dict[str, Chunk]
+    ctx: Context, pairs: list[QAPair], chunks: dict[str, Chunk]
 ) -> tuple[dict[str, CheckResult], list[str], int]:
     """The groundedness judge on ``pairs`` against the new chunks: (verdicts, errors, requests sent)."""
     import asyncio
 
-    from goldset.config import load_settings
     from goldset.filters import groundedness
     from goldset.llm import CallJournal, LLMClient, resolve_endpoint
     from goldset.prompts import load_prompt
 
     if not pairs:
         return {}, [], 0
-    settings = load_settings(ws).filter
-    g_settings: groundedness.Settings = settings.for_check(groundedness.NAME)  # type: ignore[assignment]
-    endpoint = resolve_endpoint(ws, "judge")
+    ws = ctx.workspace
+    settings = ctx.section(FilterSettings)
+    g_settings = settings.for_check(groundedness.SPEC)
+    endpoint = resolve_endpoint(ctx, "judge")
     prompt = load_prompt(groundedness.PROMPT_ID, ws.prompts_dir)
     kb = sorted(chunks.values(), key=lambda c: c.id)
 
@@ -301,28 +303,27 @@ def _mark(pair: QAPair, *, passed: bool, reason: str, tag: str, **update: Any) -
 # ------------------------------------------------------------------------------------------------ refresh
 
 
-def _ingest_new(docs_dir: Path, ws: Workspace, tmp: Path) -> tuple[KBSnapshot, list[Chunk]]:
+def _ingest_new(docs_dir: Path, ctx: Context, tmp: Path) -> tuple[KBSnapshot, list[Chunk]]:
     from goldset.kb import ingest
 
-    result = ingest(docs_dir, ws, out_dir=tmp)
+    result = ingest(docs_dir, ctx, out_dir=tmp)
     return result.snapshot, result.chunks
 
 
 def refresh(
     docs_dir: Path,
-    ws: WorkspaceLike = None,
+    ws: WorkspaceLike | Context = None,
     *,
     dry_run: bool = False,
     progress: ProgressCallback | None = None,
 ) -> RefreshReport:
     """Refresh the workspace's pairs after the documents in ``docs_dir`` changed (see the module docstring)."""
-    from goldset.config import load_settings
     from goldset.generation.selection import read_existing
     from goldset.kb import load_chunks, load_snapshot
-    from goldset.workspace import resolve_workspace
 
-    workspace = resolve_workspace(ws)
-    settings = load_settings(workspace).versioning
+    ctx = Context.of(ws)
+    workspace = ctx.workspace
+    settings = ctx.section(VersioningSettings)
     old_snapshot = load_snapshot(workspace)
     old_chunks = load_chunks(workspace)
     if old_snapshot is None or not old_chunks:
@@ -332,25 +333,25 @@ def refresh(
     pairs = read_existing(workspace)
     with tempfile.TemporaryDirectory(prefix="goldset-refresh-") as tmp_name:
         tmp = Path(tmp_name)
-        new_snapshot, new_chunks = _ingest_new(Path(docs_dir), workspace, tmp)
+        new_snapshot, new_chunks = _ingest_new(Path(docs_dir), ctx, tmp)
         plan = plan_refresh(
             workspace, pairs, old_chunks, new_chunks, docs_dir=Path(docs_dir),
             old_snapshot_id=old_snapshot.id, new_snapshot_id=new_snapshot.id,
             recheck_groundedness=settings.recheck_groundedness,
         )  # fmt: skip
-        plan.estimate = _estimate(workspace, new_chunks, plan.generate_chunk_ids)
+        plan.estimate = _estimate(ctx, new_chunks, plan.generate_chunk_ids)
         if dry_run and plan.has_changes:
-            _judge_bounds(workspace, plan, pairs)
+            _judge_bounds(ctx, plan, pairs)
         report = RefreshReport(plan=plan, dry_run=dry_run)
         if dry_run or not plan.has_changes:
             return report
-        _apply(workspace, settings, plan, report, pairs, new_chunks, tmp, progress)
+        _apply(ctx, settings, plan, report, pairs, new_chunks, tmp, progress)
     return report
 
 
 def _apply(
-    ws: Workspace,
-    settings: Any,
+    ctx: Context,
+    settings: VersioningSettings,
     plan: RefreshPlan,
     report: RefreshReport,
     pairs: list[QAPair],
@@ -364,19 +365,20 @@ def _apply(
     from goldset.io import atomic_write_bytes
     from goldset.kb.snapshot import CHUNKS_FILE, SNAPSHOT_FILE
 
+    ws = ctx.workspace
     chunks = {c.id: c for c in new_chunks}
     by_id = {p.id: p for p in pairs}
 
     # 1. Every call first: new pairs for new and changed chunks, the judge for reviewed pairs whose evidence changed.
     if plan.generate_chunk_ids:
-        report.generation = generate(ws, chunks=new_chunks, chunk_ids=plan.generate_chunk_ids, write=False,
+        report.generation = generate(ctx, chunks=new_chunks, chunk_ids=plan.generate_chunk_ids, write=False,
                                      progress=progress)  # fmt: skip
     quote_failures = plan.quote_failures
     to_judge = [
         by_id[pid] for pid in plan.recheck
         if pid not in quote_failures and by_id[pid].status in REVIEWED and settings.recheck_groundedness
     ]  # fmt: skip
-    verdicts, report.judge_errors, report.judge_calls = _judge(ws, to_judge, chunks)
+    verdicts, report.judge_errors, report.judge_calls = _judge(ctx, to_judge, chunks)
 
     # 2. The pairs, updated in memory.
     out: dict[str, QAPair] = dict(by_id)
@@ -428,5 +430,5 @@ def _apply(
 
     # 4. The filters over the whole set: new pairs are checked (duplicates against every existing pair too).
     if report.new_pairs or any(by_id[pid].status not in REVIEWED for pid in report.kept):
-        report.filters = run_filters(ws, progress=progress)
+        report.filters = run_filters(ctx, progress=progress)
 

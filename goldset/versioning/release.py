@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from goldset.context import Context
 from goldset.corpus import SNAPSHOT_FILE, corpus_files, is_shard, parse_shards
 from goldset.errors import GoldsetError, InputError, UsageError, WorkspaceError
 from goldset.hashing import sha256_hex
@@ -48,8 +49,8 @@ from goldset.workspace import GITIGNORE_LINES
 
 if TYPE_CHECKING:
     from goldset.dataset import Dataset
-    from goldset.versioning.settings import VersioningSettings
-    from goldset.workspace import Workspace, WorkspaceLike
+    from goldset.review.settings import ReviewSettings
+    from goldset.workspace import WorkspaceLike
 
 CHANGELOG_FILE = "CHANGELOG.md"
 #: the files a release folder holds (besides corpus/ shards); chunks.jsonl is the working copy's, kept out of releases
@@ -203,19 +204,18 @@ def check_manual_edits(data_dir: Path, project_root: Path, git: Git) -> None:
 
 
 def review_figures(
-    pairs: list[QAPair], ws: Workspace, base: ReviewSampleStats | None, golden: list[str]
+    pairs: list[QAPair], settings: ReviewSettings, base: ReviewSampleStats | None, golden: list[str]
 ) -> ReviewSampleStats | None:
     """The review sample's figures over the release's own pairs, as ``goldset review status`` gives them
     (:func:`goldset.review.estimate.review_stats`: the estimate from the random part still in the set, weights
     derived from what is left of each stratum, and the share of ``golden`` it speaks for), else ``base`` when no
     pair was sampled. The risk part is drawn for being risky, so counting it would bias the estimate down."""
-    from goldset.config import load_settings
     from goldset.review.estimate import review_stats
 
     if not any(p.review.sampled for p in pairs):
         return base
     rounds = base.rounds if base is not None else ()
-    return review_stats(pairs, load_settings(ws).review, rounds=rounds, golden=golden)
+    return review_stats(pairs, settings, rounds=rounds, golden=golden)
 
 
 # ------------------------------------------------------------------------------------------------ files
@@ -367,18 +367,18 @@ def release(
     message: str,
     bump: Bump | None = None,
     allow_empty: bool = False,
-    ws: WorkspaceLike = None,
+    ws: WorkspaceLike | Context = None,
     progress: ProgressCallback | None = None,
 ) -> ReleaseReport:
     """Release the workspace's dataset folder as ``version`` (e.g. '1.2.0'; or ``bump`` the last release's number)
     with ``message``. See the module docstring for what is written and checked. Raises
     :class:`VersionExists`, :class:`NothingToRelease` (unless ``allow_empty``), :class:`ManualEdit`, or another
     :class:`~goldset.errors.GoldsetError` naming what to fix; a failure leaves the workspace as it was."""
-    from goldset.config import load_settings
     from goldset.io import read_json
     from goldset.kb import load_chunks, load_snapshot
+    from goldset.review.settings import ReviewSettings
     from goldset.versioning import dvc
-    from goldset.workspace import resolve_workspace
+    from goldset.versioning.settings import VersioningSettings
 
     started = time.monotonic()
     steps = 5
@@ -387,8 +387,9 @@ def release(
         if progress is not None:
             progress(Progress("release", done, steps, {"step": what}))
 
-    workspace = resolve_workspace(ws)
-    settings: VersioningSettings = load_settings(workspace).versioning
+    ctx = Context.of(ws)
+    workspace = ctx.workspace
+    settings = ctx.section(VersioningSettings)
     if not message or not message.strip():
         raise UsageError("message: a release needs a message saying what changed (goldset release -m '…')")
     if (version is None) == (bump is None):
@@ -484,14 +485,14 @@ def release(
             "golden_counts_by_language": dict(sorted(Counter(p.language for p in golden_pairs).items())),
             "n_documents": len(snapshot.documents),
             "golden_rule": settings.golden,
-            "review": review_figures(pairs, workspace, base.review if base else None, golden),
+            "review": review_figures(pairs, ctx.section(ReviewSettings), base.review if base else None, golden),
             "calibration": base.calibration if base else None,
         }
     )
     draft = manifest.model_copy(update={"files": {n: sha256_hex(b) for n, b in sorted(files.items())}})
     new_dataset = Dataset(pairs=pairs, chunks=by_id, manifest=draft)
     diff = diff_datasets(prev_dataset, new_dataset, previous.name if previous else None, name)
-    notes = calibration_notes(manifest, pairs, workspace)
+    notes = calibration_notes(manifest, pairs, ctx)
     section = to_markdown(diff) + calibration_markdown(manifest, notes)
     older = prev_files.get(CHANGELOG_FILE, b"").decode("utf-8")
     header = "# Changelog\n\n"

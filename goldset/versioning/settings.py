@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -13,6 +13,8 @@ _BAD_REF = re.compile(r"[\s~^:?*\[\\]|\.\.|@\{|//|^[./-]|[./]$|\.lock$")
 
 class VersioningSettings(BaseModel):
     """How releases are named, stored and refreshed."""
+
+    section: ClassVar[str] = "versioning"
 
     model_config = ConfigDict(extra="forbid")
 

@@ -13,8 +13,9 @@ import pytest
 
 from goldset.io import read_jsonl, write_jsonl
 from goldset.kb import ingest, load_chunks
+from goldset.scaffold import init_workspace
 from goldset.schema import Chunk, Evidence, PairStatus, Provenance, QAPair, QuestionType, pair_id
-from goldset.workspace import Workspace, init_workspace
+from goldset.workspace import Workspace
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 KB = FIXTURES / "kb"

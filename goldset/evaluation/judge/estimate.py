@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from goldset.evaluation.judge.calls import SCHEMAS, JudgeItem, calls_for, make_item, render
 
 if TYPE_CHECKING:
+    from goldset.context import Context
     from goldset.dataset import Dataset
     from goldset.evaluation.judge.runner import JudgePlan
     from goldset.evaluation.settings import EvalSettings
@@ -115,7 +116,7 @@ def estimate_judging(
     dataset: str | Path | Dataset,
     *,
     run_file: str | Path | None = None,
-    ws: WorkspaceLike = None,
+    ws: WorkspaceLike | Context = None,
     settings: EvalSettings | None = None,
     sample: int | None = None,
     seed: int = 0,
@@ -124,20 +125,21 @@ def estimate_judging(
     """The judge's calls and cost for evaluating ``run_file`` (exact) or, without one, a system not yet run
     (estimated with stand-in answers), against ``dataset``; the same choice of pairs as :func:`goldset.evaluate`.
     Calls nothing; opens the call journal only if it exists."""
-    from goldset.config import load_settings
+    from goldset.context import Context
     from goldset.dataset import Dataset
     from goldset.evaluation import datasets
     from goldset.evaluation.evaluator import judge_journal_path, runs_folder
     from goldset.evaluation.judge.runner import prepare_judge
     from goldset.evaluation.run_files import paused_gc, read_run_file
+    from goldset.evaluation.settings import EvalSettings
     from goldset.llm import CallJournal
-    from goldset.workspace import optional_workspace
 
-    ws = optional_workspace(ws)
+    ctx = Context.optional(ws)
+    ws = ctx.ws
     if settings is None:
-        settings = load_settings(ws).eval
+        settings = ctx.section(EvalSettings)
     journal_path = judge_journal_path(ws, runs_folder(ws, settings))
-    plan = prepare_judge(ws, settings, judge, journal_path)
+    plan = prepare_judge(ctx, settings, judge, journal_path)
     if plan is None:
         if judge is False:
             why = "--no-judge"
@@ -147,7 +149,7 @@ def estimate_judging(
             why = "no judge endpoint is configured (llm.judge, GOLDSET_JUDGE_MODEL or GOLDSET_MODEL)"
         return JudgeEstimate(enabled=False, reason=why)
     with paused_gc():
-        data = dataset if isinstance(dataset, Dataset) else datasets.resolve_dataset(dataset, ws)
+        data = dataset if isinstance(dataset, Dataset) else datasets.resolve_dataset(dataset, ctx)
     pairs, _ = datasets.pairs_to_evaluate(data, sample, seed)
     notes: list[str] = []
     samples: dict[str, Any]

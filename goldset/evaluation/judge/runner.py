@@ -46,12 +46,12 @@ from goldset.evaluation.metrics.registry import get_metric
 from goldset.schema.runs import JudgeInfo, SampleJudgement
 
 if TYPE_CHECKING:
+    from goldset.context import Context
     from goldset.evaluation.settings import EvalSettings
     from goldset.llm import CallResult, Endpoint, LLMClient
     from goldset.progress import ProgressCallback
     from goldset.prompts import Prompt
     from goldset.schema import QAPair, RunSample, SampleScores
-    from goldset.workspace import Workspace
 
 #: The metrics each judge call (and the embeddings pass) feeds, by the name failures are recorded under.
 _FEEDS: dict[str, tuple[str, ...]] = {"embeddings": (EMBEDDING_METRIC,), **{k: v for k, v in CALL_METRICS.items()}}
@@ -103,7 +103,7 @@ class JudgePlan:
 
 
 def prepare_judge(
-    ws: Workspace | None, settings: EvalSettings, judge: bool | None, journal_path: Path | None
+    ctx: Context, settings: EvalSettings, judge: bool | None, journal_path: Path | None
 ) -> JudgePlan | None:
     """The judge plan, or None when the judge does not run.
 
@@ -117,10 +117,10 @@ def prepare_judge(
     wanted = judge if judge is not None else settings.judge.enabled
     if wanted is False:
         return None
-    if wanted is None and not endpoint_configured(ws, "judge"):
+    if wanted is None and not endpoint_configured(ctx, "judge"):
         return None
-    endpoint = resolve_endpoint(ws, "judge")
-    prompts_dir = ws.prompts_dir if ws is not None else None
+    endpoint = resolve_endpoint(ctx, "judge")
+    prompts_dir = ctx.ws.prompts_dir if ctx.ws is not None else None
     prompts = {call: load_prompt(PROMPT_IDS[call], prompts_dir) for call in settings.judge.calls}
     embeddings = (
         "relevance" in settings.judge.calls and settings.judge.reverse_questions > 0 and bool(endpoint.embedding_model)
