@@ -7,7 +7,6 @@ catches. A broken quote, a dangling link or a mislabelled operation would make t
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from pathlib import Path
@@ -15,14 +14,18 @@ from pathlib import Path
 from goldset.io import read_jsonl
 from goldset.kb import ingest
 from goldset.schema import Chunk
-from goldset.text import tokenize
 from tests.helpers.labelled_sets import (
     LANGS,
     LabelledSet,
-    covered,
+    evidence_shares,
     problems_chunks,
+    problems_copied_good_answers,
+    problems_one_edit_per_operation,
+    problems_operations,
+    problems_pages,
     problems_quotes,
     problems_shape,
+    problems_thin_copies,
     problems_variants,
 )
 
@@ -33,29 +36,10 @@ OPERATIONS = ("lead_in", "clause_swap", "synonym_swap", "cell_reorder", "sentenc
 MIN_GOOD, MIN_COPIES, MIN_PER_OPERATION = 25, 10, 12
 
 
-def _grams(doc_ids: list[str]) -> set[tuple[str, ...]]:
-    out: set[tuple[str, ...]] = set()
-    for doc in doc_ids:
-        toks = tokenize(OPS.texts[doc])
-        out |= {tuple(toks[i : i + 3]) for i in range(len(toks) - 2)}
-    return out
-
-
 def test_records_have_the_shape_of_the_other_sets_and_an_operation_exactly_on_light_edits() -> None:
     assert OPS.records
     assert not problems_shape(OPS)
-    wrong = []
-    for r in OPS.records:
-        op = r.get("operation")
-        if r["label"] not in ("good", "verbatim_copy", "light_edit"):
-            wrong.append(f"{r['id']}: label {r['label']} is not in this set")
-        elif r["label"] == "light_edit":
-            num = (r["variant_of"] or "").rsplit("-", 1)[-1]
-            if op not in OPERATIONS or r["id"] != f"{r['language']}-le-{op}-{num}":
-                wrong.append(f"{r['id']}: operation {op!r}, or an id other than {{lang}}-le-{{operation}}-NNN")
-        elif op is not None:
-            wrong.append(f"{r['id']}: only light edits have an operation")
-    assert not wrong
+    assert not problems_operations(OPS, OPERATIONS)
 
 
 def test_every_quote_is_in_its_document_and_lies_in_one_chunk(tmp_path: Path) -> None:
@@ -69,17 +53,11 @@ def test_copies_point_to_good_pairs_and_each_good_pair_has_one_edit_per_operatio
     """One per operation: the benchmark judges each operation in its own workspace, where a pair's id comes from its
     question and chunks, so two edits of one pair and operation would collide."""
     assert not problems_variants(OPS)
-    per = Counter((r["variant_of"], r["label"], r.get("operation")) for r in OPS.records if r["variant_of"])
-    assert [k for k, n in per.items() if n > 1] == []
+    assert not problems_one_edit_per_operation(OPS)
 
 
 def test_verbatim_copies_are_made_of_their_documents_words() -> None:
-    thin = [
-        r["id"]
-        for r in OPS.records
-        if r["label"] == "verbatim_copy" and covered(r["answer"], _grams([e["doc_id"] for e in r["evidence"]])) < 0.95
-    ]
-    assert not thin
+    assert not problems_thin_copies(OPS)
 
 
 def test_light_edits_keep_their_evidence_words() -> None:
@@ -89,10 +67,7 @@ def test_light_edits_keep_their_evidence_words() -> None:
     far = []
     for r in OPS.records:
         if r["label"] == "light_edit":
-            answer = tokenize(r["answer"])
-            quoted = {w for e in r["evidence"] for w in tokenize(e["quote"])}
-            from_quotes = sum(w in quoted for w in answer) / len(answer)
-            kept = len(quoted & set(answer)) / len(quoted)
+            from_quotes, kept = evidence_shares(r)
             if from_quotes < 0.8 or kept < 0.8:
                 far.append((r["id"], round(from_quotes, 2), round(kept, 2)))
     assert not far
@@ -113,14 +88,7 @@ def test_cell_reorders_edit_a_list_of_the_page() -> None:
 def test_good_answers_are_not_copies_of_their_evidence() -> None:
     """Independent of goldset's copy check: under three quarters of a good answer's words sit in a run of three
     copied from its documents."""
-    copied = [
-        r["id"]
-        for r in OPS.records
-        if r["label"] == "good"
-        and r["evidence"]
-        and covered(r["answer"], _grams([e["doc_id"] for e in r["evidence"]])) >= 0.75
-    ]
-    assert not copied
+    assert not problems_copied_good_answers(OPS)
 
 
 def test_counts_per_language_and_operation() -> None:
@@ -136,13 +104,4 @@ def test_counts_per_language_and_operation() -> None:
 
 
 def test_documents_are_pages_no_other_fixture_holds_and_the_same_in_both_languages() -> None:
-    pages = {lang: {p.name for p in (OPS.docs / lang).glob("*.md")} for lang in LANGS}
-    assert pages["en"] == pages["zh"] and 5 <= len(pages["en"]) <= 6
-    used = {p.name for d in ("labelled", "heldout", "kb", "generate") for p in (FIXTURES / d).rglob("*.md")}
-    chunks = json.loads((FIXTURES / "filters" / "chunks.json").read_text(encoding="utf-8"))
-    used |= {key.split("-", 1)[1].rsplit("-", 1)[0] + ".md" for key in chunks}
-    assert "body.md" in used and "cors.md" in used  # the lists above were read
-    assert not pages["en"] & used
-    assert (OPS.root / "LICENSE-fastapi-docs.txt").is_file() and (OPS.root / "README.md").is_file()
-    cited = {e["doc_id"] for r in OPS.records for e in r["evidence"]}
-    assert cited == {f"{lang}/{name}" for lang in LANGS for name in pages[lang]}
+    assert not problems_pages(OPS, FIXTURES, ("labelled", "heldout", "kb", "generate"), (5, 6))

@@ -1,5 +1,5 @@
 """Integrity checks for a hand-labelled QA set (``tests/fixtures/labelled``, ``tests/fixtures/heldout``,
-``tests/fixtures/heldout-ops``); no tests here.
+``tests/fixtures/heldout-ops``, ``tests/fixtures/heldout-ops2``); no tests here.
 
 Each ``problems_*`` function returns what is wrong with a set (empty when nothing is), so a test asserts on a list
 that names the records at fault. The shape is the one ``tests/fixtures/labelled/README.md`` defines; the checks are
@@ -24,8 +24,8 @@ TYPES = ("factual", "reasoning", "comparison", "multi_hop", "procedural", "unans
 LABELS = ("good", "verbatim_copy", "light_edit", "split_copy", "duplicate", "close_different", "self_reference")
 COPIES = ("verbatim_copy", "light_edit", "split_copy")
 KEYS = {"id", "language", "label", "question_type", "question", "answer", "evidence", "variant_of", "group", "note"}
-#: Keys a record may carry besides KEYS: ``operation``, the edit a light edit applies (tests/fixtures/heldout-ops;
-#: absent or null elsewhere).
+#: Keys a record may carry besides KEYS: ``operation``, the edit a light edit applies (tests/fixtures/heldout-ops and
+#: heldout-ops2; absent or null elsewhere).
 OPTIONAL_KEYS = {"operation"}
 PREFIX = {
     "good": "g",
@@ -230,4 +230,90 @@ def problems_counts(s: LabelledSet, lang: str, *, good: int, per_type: int, dup_
         out.append(f"{lang}: {n_cd} close-but-different groups, fewer than {cd_groups}")
     if n_sr < self_refs:
         out.append(f"{lang}: {n_sr} self-references, fewer than {self_refs}")
+    return out
+
+
+# ---- the sets of edits by operation (tests/fixtures/heldout-ops, tests/fixtures/heldout-ops2) ----
+
+
+def doc_grams(s: LabelledSet, doc_ids: list[str], n: int = 3) -> set[tuple[str, ...]]:
+    """The word n-grams of the documents ``doc_ids`` of ``s``."""
+    out: set[tuple[str, ...]] = set()
+    for doc in doc_ids:
+        toks = tokenize(s.texts[doc])
+        out |= {tuple(toks[i : i + n]) for i in range(len(toks) - n + 1)}
+    return out
+
+
+def evidence_shares(r: Record) -> tuple[float, float]:
+    """(share of the answer's words found in its quotes, share of the quotes' distinct words the answer keeps)."""
+    answer = tokenize(r["answer"])
+    quoted = {w for e in r["evidence"] for w in tokenize(e["quote"])}
+    return sum(w in quoted for w in answer) / len(answer), len(quoted & set(answer)) / len(quoted)
+
+
+def problems_operations(s: LabelledSet, operations: tuple[str, ...]) -> list[str]:
+    """Only good pairs, verbatim copies and light edits; a light edit names one of ``operations`` and its id is
+    ``{lang}-le-{operation}-NNN``; the others have no operation."""
+    wrong = []
+    for r in s.records:
+        op = r.get("operation")
+        if r["label"] not in ("good", "verbatim_copy", "light_edit"):
+            wrong.append(f"{r['id']}: label {r['label']} is not in this set")
+        elif r["label"] == "light_edit":
+            num = (r["variant_of"] or "").rsplit("-", 1)[-1]
+            if op not in operations or r["id"] != f"{r['language']}-le-{op}-{num}":
+                wrong.append(f"{r['id']}: operation {op!r}, or an id other than {{lang}}-le-{{operation}}-NNN")
+        elif op is not None:
+            wrong.append(f"{r['id']}: only light edits have an operation")
+    return wrong
+
+
+def problems_one_edit_per_operation(s: LabelledSet) -> list[str]:
+    """At most one copy per good pair and operation: the benchmark judges each operation in its own workspace, where
+    a pair's id comes from its question and chunks, so two edits of one pair and operation would collide."""
+    per = Counter((r["variant_of"], r["label"], r.get("operation")) for r in s.records if r["variant_of"])
+    return [f"{k[0]}: {n} {k[1]} records of operation {k[2]}" for k, n in per.items() if n > 1]
+
+
+def problems_thin_copies(s: LabelledSet, share: float = 0.95) -> list[str]:
+    """Verbatim copies are made of their documents' words (runs of three)."""
+    return [
+        r["id"]
+        for r in s.records
+        if r["label"] == "verbatim_copy"
+        and covered(r["answer"], doc_grams(s, [e["doc_id"] for e in r["evidence"]])) < share
+    ]
+
+
+def problems_copied_good_answers(s: LabelledSet, share: float = 0.75) -> list[str]:
+    """Independent of goldset's copy check: under ``share`` of a good answer's words sit in a run of three copied
+    from its documents."""
+    return [
+        r["id"]
+        for r in s.records
+        if r["label"] == "good"
+        and r["evidence"]
+        and covered(r["answer"], doc_grams(s, [e["doc_id"] for e in r["evidence"]])) >= share
+    ]
+
+
+def problems_pages(s: LabelledSet, fixtures: Path, others: tuple[str, ...], pages: tuple[int, int]) -> list[str]:
+    """The same pages in both languages, between ``pages[0]`` and ``pages[1]`` of them, none of them (by file name)
+    in the fixture folders ``others`` or among the documents of ``filters/chunks.json``; the license and README
+    beside them; every page cited."""
+    names = {lang: {p.name for p in (s.docs / lang).glob("*.md")} for lang in LANGS}
+    out = []
+    if names["en"] != names["zh"] or not pages[0] <= len(names["en"]) <= pages[1]:
+        out.append(f"pages differ between languages or are not {pages[0]}-{pages[1]}: {names}")
+    used = {p.name for d in others for p in (fixtures / d).rglob("*.md")}
+    chunks = json.loads((fixtures / "filters" / "chunks.json").read_text(encoding="utf-8"))
+    used |= {key.split("-", 1)[1].rsplit("-", 1)[0] + ".md" for key in chunks}
+    if not {"body.md", "cors.md"} <= used:  # the lists above were read
+        out.append("the other fixtures' pages were not found")
+    out += [f"{name} is another fixture's page" for name in sorted(names["en"] & used)]
+    out += [f"{name} missing" for name in ("LICENSE-fastapi-docs.txt", "README.md") if not (s.root / name).is_file()]
+    cited = {e["doc_id"] for r in s.records for e in r["evidence"]}
+    if cited != {f"{lang}/{name}" for lang in LANGS for name in names[lang]}:
+        out.append(f"pages cited differ from the pages: {sorted(cited)}")
     return out
