@@ -39,7 +39,7 @@ from typing import Any
 from _results import cpu_model, machine, write_section
 
 from goldset.baselines.bm25 import BM25Index, Passage
-from goldset.dataset import write_dataset
+from goldset.data import write_dataset
 from goldset.evaluation.compare import compare_runs
 from goldset.evaluation.evaluator import evaluate
 from goldset.evaluation.report import write_report

@@ -115,7 +115,7 @@ def example_workspace(root: Path, title: str) -> Any:
     """A workspace holding the example KB and the example pairs as the filters left them (passed), filtered."""
     import shutil
 
-    from goldset.dataset import read_dataset, write_dataset
+    from goldset.data import read_dataset, write_dataset
     from goldset.filters.pipeline import run_filters
     from goldset.kb import ingest
     from goldset.schema import PairStatus, Review
@@ -137,7 +137,7 @@ def example_workspace(root: Path, title: str) -> Any:
 def review(out: Path) -> None:
     from label_studio_sdk import LabelStudio
 
-    from goldset.dataset import read_dataset
+    from goldset.data import read_dataset
     from goldset.io import read_jsonl
     from goldset.review import push, sample
     from goldset.schema import QAPair

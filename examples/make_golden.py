@@ -15,7 +15,7 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from goldset.dataset import read_dataset, write_dataset
+from goldset.data import read_dataset, write_dataset
 from goldset.filters import run_filters
 from goldset.kb import ingest
 from goldset.scaffold import init_workspace

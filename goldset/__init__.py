@@ -47,8 +47,8 @@ _EXPORTS: dict[str, str] = {
     "Progress": "goldset.progress",
     # dataset folders
     "Dataset": "goldset.dataset",
-    "read_dataset": "goldset.dataset",
-    "write_dataset": "goldset.dataset",
+    "read_dataset": "goldset.data",
+    "write_dataset": "goldset.data",
     # knowledge-base ingestion
     "ingest": "goldset.kb",
     "load_chunks": "goldset.kb",
@@ -119,7 +119,8 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     __version__: str
     from goldset.config import Settings, load_settings
-    from goldset.dataset import Dataset, read_dataset, write_dataset
+    from goldset.data import read_dataset, write_dataset
+    from goldset.dataset import Dataset
     from goldset.errors import (
         ConfigError,
         EndpointError,

@@ -25,12 +25,15 @@ import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from goldset.errors import ConfigError
 from goldset.workspace import CONFIG_FILE, Workspace, WorkspaceLike, optional_workspace, resolve_workspace
+
+if TYPE_CHECKING:
+    from goldset.data import WorkspaceData
 
 ENV_PREFIX = "GOLDSET_"
 NESTED = "__"
@@ -195,6 +198,14 @@ class Context:
 
             raise WorkspaceError(f"not inside a goldset workspace (no {CONFIG_FILE}); run `goldset init` first")
         return self.ws
+
+    @property
+    def data(self) -> WorkspaceData:
+        """The workspace's data (:class:`~goldset.data.WorkspaceData`): the candidates file, the dataset's chunks and
+        manifest, the KB snapshot; the one place that reads and writes them."""
+        from goldset.data import WorkspaceData
+
+        return WorkspaceData(self.workspace)
 
     def section(self, model: type[M]) -> M:
         """The validated settings of ``model``'s section (``model.section``), made once per context."""

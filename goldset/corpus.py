@@ -1,7 +1,7 @@
 """A corpus in a dataset folder: every chunk of the pinned KB snapshot, one JSON Lines shard per document.
 
 A release folder holds its whole corpus (``corpus/``), where a working dataset folder holds only the chunks its
-pairs cite (``chunks.jsonl``); :func:`goldset.dataset.read_dataset` reads either.
+pairs cite (``chunks.jsonl``); :func:`goldset.data.read_dataset` reads either.
 
 ``corpus/<doc_id>.jsonl`` holds the chunks of one document, sorted by id, in the same line format as every
 goldset records file. DVC stores files by content, so a document that did not change between two releases is
@@ -21,7 +21,6 @@ from goldset.schema import Chunk
 
 CORPUS_DIR = "corpus"
 SHARD_SUFFIX = ".jsonl"
-SNAPSHOT_FILE = "snapshot.json"
 
 
 def shard_name(doc_id: str) -> str:

@@ -1,9 +1,9 @@
-"""A dataset folder: ``pairs.jsonl`` + the chunks + ``manifest.json``.
+"""A dataset in memory: its pairs, the chunks they cite, its manifest; what a golden pair is; a pair as a table row.
 
-The chunks are ``chunks.jsonl`` (the chunks the pairs cite) in a working copy, or ``corpus/`` (every chunk of the
-KB snapshot the pairs were written against, one shard per document: :mod:`goldset.corpus`) in a release. This
-layout is fixed for every command: generation writes into the workspace's ``data/`` folder, releases version that
-folder with DVC, and evaluation reads any such folder (or a released version of it).
+Every command works on this one shape: generation writes the workspace's ``data/`` folder, releases version that
+folder with DVC, and evaluation reads any such folder (or a released version of it). Reading and writing the folders
+is :mod:`goldset.data`'s (:func:`goldset.data.read_dataset`, :func:`goldset.data.write_dataset`); this module holds
+the records' rules only.
 """
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ from collections import Counter
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from goldset.errors import InputError
-from goldset.hashing import sha256_hex
-from goldset.io import read_json, read_jsonl, write_json, write_jsonl
 from goldset.schema import Chunk, Manifest, PairStatus, QAPair
-from goldset.schema.manifest import CHUNKS_FILE, MANIFEST_FILE, PAIRS_FILE
+
+#: Which pairs form the golden set when a release chooses them (``versioning.golden``): the accepted ones, or
+#: the accepted and the passed ones (a working copy's golden set is always the latter).
+GoldenRule = Literal["accepted", "accepted+passed"]
 
 
 @dataclass
@@ -34,8 +34,7 @@ class Dataset:
     whole_corpus: bool = False
 
     def golden_ids(self) -> set[str]:
-        """The golden set: a release's list (``manifest.golden_ids``), else the passed and accepted pairs (a working
-        copy). The one definition evaluation, exports, ``goldset.load`` and changelogs use."""
+        """The golden set: :func:`golden_ids` of the pairs and the manifest."""
         return golden_ids(self.pairs, self.manifest)
 
     def pair(self, pair_id: str) -> QAPair:
@@ -46,11 +45,17 @@ class Dataset:
         raise KeyError(pair_id)
 
 
-def golden_ids(pairs: Iterable[QAPair], manifest: Manifest | None) -> set[str]:
-    """See :meth:`Dataset.golden_ids`."""
+def golden_ids(
+    pairs: Iterable[QAPair], manifest: Manifest | None = None, *, rule: GoldenRule = "accepted+passed"
+) -> set[str]:
+    """The golden set, the one definition: a release's list (``manifest.golden_ids``) when the manifest has one,
+    else the pairs ``rule`` keeps: the accepted ones, and the passed ones too unless the rule is ``accepted``. A
+    working copy's golden set is its passed and accepted pairs; a release chooses with ``versioning.golden``.
+    Release, ``goldset.load``, evaluation, exports, changelogs and the review estimate's coverage all use it."""
     if manifest is not None and manifest.golden_ids:
         return set(manifest.golden_ids)
-    return {p.id for p in pairs if p.status in (PairStatus.passed, PairStatus.accepted)}
+    kept = {PairStatus.accepted} if rule == "accepted" else {PairStatus.accepted, PairStatus.passed}
+    return {p.id for p in pairs if p.status in kept}
 
 
 def was_reviewed(pair: QAPair, unreviewed: Collection[str] = ()) -> bool:
@@ -88,29 +93,6 @@ def pair_row(
     }
 
 
-def read_dataset(folder: Path) -> Dataset:
-    """Read a dataset folder; its chunks come from ``corpus/`` (a release) or ``chunks.jsonl`` (a working copy;
-    optional, like ``manifest.json``)."""
-    from goldset.corpus import CORPUS_DIR, read_corpus
-
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise InputError(f"{folder}: no such dataset folder (expected {', '.join((PAIRS_FILE, CHUNKS_FILE))})")
-    pairs_path = folder / PAIRS_FILE
-    if not pairs_path.exists():
-        raise InputError(f"{folder}: no {PAIRS_FILE} in this folder; is it a goldset dataset folder?")
-    pairs = read_jsonl(pairs_path, QAPair)
-    chunks_path = folder / CHUNKS_FILE
-    whole_corpus = (folder / CORPUS_DIR).is_dir()
-    if whole_corpus:
-        chunks = {c.id: c for c in read_corpus(folder)}
-    else:
-        chunks = {c.id: c for c in read_jsonl(chunks_path, Chunk)} if chunks_path.exists() else {}
-    manifest_path = folder / MANIFEST_FILE
-    manifest = read_json(manifest_path, Manifest) if manifest_path.exists() else None
-    return Dataset(pairs=pairs, chunks=chunks, manifest=manifest, path=folder, whole_corpus=whole_corpus)
-
-
 def build_manifest(
     pairs: Iterable[QAPair],
     chunks: Iterable[Chunk],
@@ -144,26 +126,3 @@ def build_manifest(
         calibration=base.calibration if base else None,
         files=files,
     )
-
-
-def write_dataset(
-    folder: Path,
-    pairs: Iterable[QAPair],
-    chunks: Iterable[Chunk],
-    *,
-    version: str | None = None,
-    kb_snapshot_id: str | None = None,
-) -> Manifest:
-    """Write all three files. Only the chunks that some pair cites are kept in ``chunks.jsonl``."""
-    folder = Path(folder)
-    pairs = list(pairs)
-    cited = {cid for p in pairs for cid in p.chunk_ids}
-    kept = [c for c in chunks if c.id in cited]
-    write_jsonl(folder / PAIRS_FILE, pairs)
-    write_jsonl(folder / CHUNKS_FILE, kept)
-    files = {name: sha256_hex((folder / name).read_bytes()) for name in (PAIRS_FILE, CHUNKS_FILE)}
-    old = folder / MANIFEST_FILE
-    base = read_json(old, Manifest) if old.exists() else None
-    manifest = build_manifest(pairs, kept, files=files, version=version, kb_snapshot_id=kb_snapshot_id, base=base)
-    write_json(old, manifest)
-    return manifest

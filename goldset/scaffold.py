@@ -209,21 +209,20 @@ class Status:
 
 def workspace_status(path: Path | None = None) -> Status:
     """What the workspace holds: the KB snapshot, pairs by status and type, the last release tag."""
-    from goldset.io import iter_jsonl, read_json
-    from goldset.schema import KBSnapshot, QAPair
+    from goldset.data import WorkspaceData
 
     ws = require_workspace(path)
+    data = WorkspaceData(ws)
     status = Status(root=ws.root)
-    snap = ws.kb_dir / "snapshot.json"
-    if snap.exists():
-        snapshot = read_json(snap, KBSnapshot)
+    snapshot = data.kb_snapshot()
+    if snapshot is not None:
         status.kb_snapshot_id = snapshot.id
         status.n_documents = len(snapshot.documents)
         status.n_chunks = snapshot.n_chunks
-    if ws.pairs_path.exists():
+    if data.has_pairs():
         by_status: Counter[str] = Counter()
         by_type: Counter[str] = Counter()
-        for pair in iter_jsonl(ws.pairs_path, QAPair):
+        for pair in data.pairs():
             by_status[pair.status.value] += 1
             by_type[pair.question_type.value] += 1
         status.pairs_by_status = dict(sorted(by_status.items()))

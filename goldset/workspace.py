@@ -46,8 +46,11 @@ class Workspace:
 
     @property
     def pairs_path(self) -> Path:
-        """The candidates file: every pair, whatever its status."""
-        return self.data_dir / "pairs.jsonl"
+        """The candidates file: every pair, whatever its status (goldset's own modules read and write it through
+        :class:`goldset.data.WorkspaceData`)."""
+        from goldset.schema.manifest import PAIRS_FILE
+
+        return self.data_dir / PAIRS_FILE
 
     @property
     def prompts_dir(self) -> Path:

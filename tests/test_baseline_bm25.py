@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from goldset.baselines import bm25
-from goldset.dataset import read_dataset
+from goldset.data import read_dataset
 from goldset.errors import InputError
 from goldset.evaluation.evaluator import evaluate
 from goldset.evaluation.runs import read_run

@@ -12,9 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from goldset.cli import app
-from goldset.dataset import write_dataset
+from goldset.data import read_chunk_sources, write_dataset
 from goldset.errors import ConfigError, EndpointError, InputError
-from goldset.filters.inputs import read_chunk_sources
 from goldset.io import read_json, read_jsonl
 from goldset.review.calibration import agreement_of, calibrate, deciding_decision, expert_label, variance_of
 from goldset.review.settings import CalibrationSettings

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from goldset.dataset import read_dataset
+from goldset.data import read_dataset
 from goldset.errors import GoldsetError, InputError, UsageError
 from goldset.evaluation.datasets import dataset_fingerprint, resolve_dataset, select_pairs
 from goldset.evaluation.sampling import allocate, stratified_sample

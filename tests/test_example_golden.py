@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from goldset.dataset import read_dataset, write_dataset
+from goldset.data import read_dataset, write_dataset
 from goldset.filters import run_filters
 from goldset.filters.registry import CHECKS
 from goldset.kb import ingest

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from goldset.dataset import read_dataset
+from goldset.data import read_dataset
 from goldset.errors import EndpointError, RecordError, RunFailed
 from goldset.generation.estimate import estimate
 from goldset.generation.runner import generate

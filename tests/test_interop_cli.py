@@ -147,7 +147,7 @@ def test_a_run_folder_exports_as_ragas_rows_with_goldsets_scores(eval_ws: Path) 
     zh = rows["qa-zh-port"]
     assert zh["user_input"] == "快袋鼠的默认端口是多少？" and zh["language"] == "zh"
     # the dataset changed after the run was scored: refused, not mixed
-    from goldset.dataset import write_dataset
+    from goldset.data import write_dataset
 
     changed = [p.model_copy(update={"answer": "Port 8080."}) if p.id == "qa-port" else p
                for p in eval_data.make_pairs()]  # fmt: skip

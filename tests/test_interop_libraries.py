@@ -82,7 +82,7 @@ def test_a_set_without_any_evidence_still_loads_with_typed_columns(
     datasets = _load_datasets(monkeypatch, tmp_path)
     folder = tmp_path / "hf"
     # only the two unanswerable pairs: evidence is [] in every row, its type comes from the card
-    from goldset.dataset import write_dataset
+    from goldset.data import write_dataset
     from tests.helpers.interop_data import chunks
 
     only = tmp_path / "only"

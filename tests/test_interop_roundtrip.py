@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from goldset.dataset import read_dataset
+from goldset.data import read_dataset
 from goldset.interop import FORMATS, export_pairs, import_pairs
 from goldset.schema import PairStatus, QAPair, QuestionType
 from tests.helpers.interop_data import carried_view, make_dataset, make_pairs
@@ -100,7 +100,7 @@ def test_the_golden_set_is_exported_by_default(dataset: Path, tmp_path: Path) ->
 def test_import_into_the_workspace_adds_new_pairs_and_leaves_existing_ones(
     name: str, dataset: Path, tmp_path: Path
 ) -> None:
-    from goldset.dataset import write_dataset
+    from goldset.data import write_dataset
     from goldset.io import read_jsonl, write_jsonl
     from goldset.scaffold import init_workspace
     from goldset.workspace import Workspace

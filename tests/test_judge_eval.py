@@ -21,7 +21,7 @@ import pytest
 
 from goldset import evaluate
 from goldset.context import Context
-from goldset.dataset import write_dataset
+from goldset.data import write_dataset
 from goldset.evaluation.evaluator import EvalResult
 from goldset.evaluation.judge.calls import CALL_METRICS, JudgeItem
 from goldset.evaluation.judge.estimate import estimate_judging

@@ -13,9 +13,8 @@ from typing import Any
 
 import pytest
 
-from goldset.dataset import write_dataset
+from goldset.data import read_chunk_sources, write_dataset
 from goldset.errors import EndpointError, GateFailed, InputError
-from goldset.filters.inputs import read_chunk_sources
 from goldset.io import read_jsonl
 from goldset.progress import Progress
 from goldset.review import export, import_results, pull, push, sample, status

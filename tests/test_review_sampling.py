@@ -136,8 +136,7 @@ def test_rounds_redraw_and_bad_arguments(tmp_path: Path) -> None:
                if p.review.sampled else p for p in pairs]  # fmt: skip
     extra, _ = build(70)
     new = [p.model_copy(update={"id": f"qa-new-{i}"}) for i, p in enumerate(extra[60:])]
-    from goldset.dataset import write_dataset
-    from goldset.filters.inputs import read_chunk_sources
+    from goldset.data import read_chunk_sources, write_dataset
 
     write_dataset(ws.data_dir, decided + new, read_chunk_sources(ws).kept.values())
     second = sample(ws, fraction=0.5)
@@ -151,8 +150,7 @@ def test_only_passed_unreviewed_pairs_are_drawn(tmp_path: Path) -> None:
     pairs[0] = pairs[0].model_copy(update={"status": PairStatus.rejected})
     pairs[1] = pairs[1].model_copy(update={"status": PairStatus.candidate})
     pairs[2] = pairs[2].model_copy(update={"checks": {"x": CheckResult(passed=True)}})
-    from goldset.dataset import write_dataset
-    from goldset.filters.inputs import read_chunk_sources
+    from goldset.data import read_chunk_sources, write_dataset
 
     write_dataset(ws.data_dir, pairs, read_chunk_sources(ws).kept.values())
     r = sample(ws, fraction=1.0)
@@ -183,8 +181,7 @@ def issue_population() -> tuple[list[QAPair], dict[str, Chunk]]:
 
 
 def write_pairs(ws_root: Path, pairs: list[QAPair]) -> None:
-    from goldset.dataset import write_dataset
-    from goldset.filters.inputs import read_chunk_sources
+    from goldset.data import read_chunk_sources, write_dataset
     from goldset.workspace import Workspace
 
     ws = Workspace(ws_root)

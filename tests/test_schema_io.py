@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from goldset.dataset import read_dataset, write_dataset
+from goldset.data import read_dataset, write_dataset
 from goldset.errors import InputError, RecordError
 from goldset.io import atomic_write_text, read_jsonl, write_jsonl
 from goldset.schema import Chunk, Evidence, PairStatus, QAPair, QuestionType, pair_id

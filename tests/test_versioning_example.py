@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from goldset.dataset import read_dataset
+from goldset.data import read_dataset
 from goldset.evaluation.evaluator import evaluate
 from goldset.schema import QuestionType
 from goldset.versioning.load import load, load_dataset, resolve_dataset_version, versions

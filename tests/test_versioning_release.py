@@ -13,7 +13,7 @@ import yaml
 from typer.testing import CliRunner
 
 from goldset.cli import app
-from goldset.dataset import read_dataset
+from goldset.data import read_dataset
 from goldset.errors import GoldsetError, InputError
 from goldset.schema import PairStatus, QuestionType
 from goldset.versioning.load import (

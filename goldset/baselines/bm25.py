@@ -94,20 +94,21 @@ def passages_from_path(path: str | Path, ws: Workspace | None = None) -> list[Pa
     ``kb`` settings) so the baseline's chunk ids are the ones the dataset's evidence cites."""
     import tempfile
 
+    from goldset.data import CHUNKS_FILE, read_kb_chunks
     from goldset.io import read_jsonl
-    from goldset.kb import ingest, load_chunks
+    from goldset.kb import ingest
     from goldset.schema import Chunk
 
     path = Path(path)
     if path.is_file() and path.suffix == ".jsonl":
         return [Passage(c.text, c.doc_id, c.id) for c in read_jsonl(path, Chunk)]
-    if path.is_dir() and (path / "chunks.jsonl").is_file():
-        return passages_from_path(path / "chunks.jsonl")
+    if path.is_dir() and (path / CHUNKS_FILE).is_file():
+        return passages_from_path(path / CHUNKS_FILE)
     if not path.is_dir():
         raise InputError(f"{path}: no such KB folder or chunks.jsonl for the bm25 baseline")
     with tempfile.TemporaryDirectory(prefix="goldset-bm25-") as tmp:
         ingest(path, ws, out_dir=Path(tmp))
-        chunks = load_chunks(out_dir=Path(tmp))
+        chunks = read_kb_chunks(Path(tmp))
     return [Passage(c.text, c.doc_id, c.id) for c in chunks]
 
 
@@ -129,7 +130,7 @@ def baseline_corpus(dataset: Dataset, *, kb: str | Path | None = None, ws: Works
     The dataset's ``chunks.jsonl`` holds only the chunks its pairs cite; searched alone, every chunk is relevant to
     some question and recall comes out far above what the same search gives over the whole knowledge base.
     """
-    from goldset.kb import load_chunks, snapshot_id
+    from goldset.data import WorkspaceData, snapshot_id
 
     if kb is not None:
         passages = passages_from_path(kb, ws)
@@ -137,7 +138,7 @@ def baseline_corpus(dataset: Dataset, *, kb: str | Path | None = None, ws: Works
     if dataset.whole_corpus:
         passages = passages_from_dataset(dataset)
         return Corpus(passages, f"the release's corpus, {len(passages)} chunks")
-    chunks = load_chunks(ws) if ws is not None else []
+    chunks = WorkspaceData(ws).kb_chunks() if ws is not None else []
     if chunks:
         notes = []
         built_from = dataset.manifest.kb_snapshot_id if dataset.manifest else None

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
 
 from goldset.context import Context
-from goldset.dataset import Dataset, read_dataset
+from goldset.data import CHUNKS_FILE, MANIFEST_FILE, PAIRS_FILE, file_hashes, read_dataset
+from goldset.dataset import Dataset
 from goldset.errors import InputError
 from goldset.hashing import canonical_json, sha256_hex
 from goldset.schema import PairStatus, QAPair
-from goldset.schema.manifest import CHUNKS_FILE, MANIFEST_FILE, PAIRS_FILE
 from goldset.workspace import Workspace
 
 
@@ -31,13 +30,6 @@ def resolve_dataset(spec: str | Path, ws: Workspace | Context | None = None) -> 
         return load_dataset(str(spec), ws=ws)
     except WorkspaceError as exc:  # no repository to hold releases: the name may be a mistyped folder
         raise InputError(f"{spec}: no such dataset folder, and no release of that name: {exc}") from None
-
-
-def file_hashes(folder: Path, names: Iterable[str] = ()) -> dict[str, str]:
-    """sha256 of the content files of a dataset folder that exist: ``pairs.jsonl``, ``chunks.jsonl`` and the
-    ``names`` given (relative POSIX paths, e.g. every file a release manifest lists: its corpus shards)."""
-    wanted = sorted({PAIRS_FILE, CHUNKS_FILE, *names})
-    return {name: sha256_hex((folder / name).read_bytes()) for name in wanted if (folder / name).is_file()}
 
 
 def dataset_fingerprint(dataset: Dataset) -> str:

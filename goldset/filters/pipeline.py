@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from goldset.context import Context
-from goldset.errors import ConfigError, InputError, UsageError
+from goldset.errors import ConfigError, UsageError
 from goldset.filters import duplicates, groundedness
 from goldset.filters import repair as repair_mod
-from goldset.filters.inputs import read_against, read_chunk_sources
+from goldset.filters.inputs import read_against
 from goldset.filters.registry import CHECKS
 from goldset.filters.report import CheckCounts, FilterReport, count_verdicts
 from goldset.filters.run_state import FilterRun
@@ -103,12 +103,9 @@ def run_filters(
         )
 
     # 2. Read everything (a malformed line raises RecordError here, before anything is written).
-    if not ws.pairs_path.exists():
-        raise InputError(f"{ws.pairs_path}: no candidates file; run `goldset generate` first")
-    from goldset.io import read_jsonl
-
-    pairs = read_jsonl(ws.pairs_path, QAPair)
-    sources = read_chunk_sources(ws)
+    data = ctx.data
+    pairs = data.require_pairs()
+    sources = data.chunk_sources()
     chunks = sources.kb
     against_pairs = read_against(against) if against is not None else []
 
@@ -208,9 +205,7 @@ def run_filters(
     # Stages replace a pair only to change it; a replaced one may still serialise the same (a verdict re-made
     # identical): compare those alone, so an unchanged re-run serialises nothing.
     if any(p is not original[p.id] and p.model_dump_json() != original[p.id].model_dump_json() for p in final):
-        from goldset.dataset import write_dataset
-
-        write_dataset(ws.data_dir, final, sources.kept.values())
+        data.write(final, sources.kept.values())
         report.written = True
     return report
 

@@ -91,10 +91,8 @@ def estimate_duplicate_judge(
     """The duplicate judge's calls for a ``goldset filter`` run now, and how many the journal holds. Calls nothing:
     the candidates and their prompts are made exactly as the run would make them (embedding neighbours from the
     journal's vectors; the questions without one are said in ``notes``)."""
-    from goldset.errors import InputError
     from goldset.filters.inputs import read_against
     from goldset.filters.settings import FilterSettings
-    from goldset.io import read_jsonl
     from goldset.schema import PairStatus
 
     ctx = Context.of(ws)
@@ -106,9 +104,7 @@ def estimate_duplicate_judge(
     plan, why = duplicate_judge_plan(ctx, settings, use_llm)
     if plan is None:
         return DuplicateJudgeEstimate(enabled=False, reason=why)
-    if not ws.pairs_path.exists():
-        raise InputError(f"{ws.pairs_path}: no candidates file; run `goldset generate` first")
-    live = [p for p in read_jsonl(ws.pairs_path, QAPair) if p.status != PairStatus.retired]
+    live = [p for p in ctx.data.require_pairs() if p.status != PairStatus.retired]
     old = read_against(against) if against is not None else []
     everyone = duplicates.participants(live, old)
     out = DuplicateJudgeEstimate(enabled=True, model=plan.endpoint.model, pairs=len(live))

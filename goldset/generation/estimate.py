@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from goldset.context import Context
 from goldset.generation.planning import CallPlan, build_plans
-from goldset.generation.selection import read_existing, select
+from goldset.generation.selection import select
 from goldset.generation.settings import GenerateSettings
 from goldset.schema import (
     Chunk,
@@ -75,9 +75,9 @@ def estimate(
     ctx = Context.of(ws)
     ws = ctx.workspace
     settings = settings or ctx.section(GenerateSettings)
-    existing = read_existing(ws)
+    existing = ctx.data.pairs()
     kb, selection = select(
-        ws, chunks, limit=limit, docs=docs, all_chunks=all_chunks, chunk_ids=chunk_ids, settings=settings,
+        ctx.data, chunks, limit=limit, docs=docs, all_chunks=all_chunks, chunk_ids=chunk_ids, settings=settings,
         existing=existing,
     )
     plans = build_plans(selection.chunks, kb, settings, ws.prompts_dir)

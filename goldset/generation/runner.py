@@ -19,12 +19,11 @@ from goldset.errors import RunFailed
 from goldset.generation.estimate import Estimate, estimate
 from goldset.generation.planning import CallPlan, planner_for_run
 from goldset.generation.reply import SCHEMA_NAME, GeneratedPairs
-from goldset.generation.selection import kb_snapshot_id, read_existing, select
+from goldset.generation.selection import kb_snapshot_id, select
 from goldset.generation.settings import GenerateSettings
 from goldset.generation.sink import CandidateSink, write_failures
 from goldset.generation.validation import validate_reply
 from goldset.hashing import hash_obj
-from goldset.io import read_jsonl
 from goldset.llm.stats import CallStats
 from goldset.progress import Progress, ProgressCallback
 from goldset.schema import (
@@ -164,9 +163,10 @@ def generate(
     from goldset.llm import CallJournal, LLMClient, resolve_endpoint
 
     endpoint = resolve_endpoint(ctx, "generate", overrides={"concurrency": settings.concurrency, "model": model})
-    existing = read_existing(ws)
+    data = ctx.data
+    existing = data.pairs()
     kb, selection = select(
-        ws,
+        data,
         chunks,
         limit=limit,
         docs=docs,
@@ -176,10 +176,10 @@ def generate(
         existing=existing,
     )
     plan_for = planner_for_run(selection.chunks, kb, settings, ws.prompts_dir)
-    snapshot_id = kb_snapshot_id(ws)
+    snapshot_id = kb_snapshot_id(data)
     n_chunks = len(selection.chunks)
     report = GenerationReport(chunks=n_chunks, skipped_small=selection.too_small, already_done=selection.already_done)
-    sink = CandidateSink(ws if write else None, existing if write else [], settings.flush_seconds)
+    sink = CandidateSink(data if write else None, existing if write else [], settings.flush_seconds)
     state = GenerationProgress(report)
     endpoint_name = endpoint.name
     started = time.monotonic()
@@ -247,23 +247,19 @@ def generate(
         where = ""
         if write:
             path = write_failures(ws, report.failures, {c.id for c in selection.chunks})
-            where = f"; nothing was written to {ws.pairs_path}, the reasons are in {path}"
+            where = f"; nothing was written to {data.pairs_path}, the reasons are in {path}"
         raise RunFailed(f"all {state.chunks_done} generation calls failed ({reasons}){where}")
     report.pairs_existing = sink.existing_hits
     report.new_pairs = sink.new_pairs
     if write:
-        from goldset.dataset import write_dataset
-
         try:
-            chunks_path = ws.data_dir / "chunks.jsonl"
-            old_chunks = read_jsonl(chunks_path, Chunk) if chunks_path.exists() else []
-            all_chunks_by_id = {c.id: c for c in old_chunks} | {c.id: c for c in kb}
+            all_chunks_by_id = {c.id: c for c in data.cited_chunks()} | {c.id: c for c in kb}
             # writes the candidates file first (sink.pairs, as sink.flush would), then chunks and manifest
-            write_dataset(ws.data_dir, sink.pairs.values(), all_chunks_by_id.values(), kb_snapshot_id=snapshot_id)
+            data.write(sink.pairs.values(), all_chunks_by_id.values(), kb_snapshot_id=snapshot_id)
         except BaseException:
             sink.flush()  # the pairs of this run are kept even when the dataset files cannot be written
             raise
-        report.pairs_path = ws.pairs_path
+        report.pairs_path = data.pairs_path
         report.failures_path = write_failures(ws, report.failures, {c.id for c in selection.chunks})
     return report
 

@@ -7,15 +7,14 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from goldset.errors import InputError
-from goldset.io import read_jsonl
 from goldset.schema import (
     Chunk,
     QAPair,
 )
 
 if TYPE_CHECKING:
+    from goldset.data import WorkspaceData
     from goldset.generation.settings import GenerateSettings
-    from goldset.workspace import Workspace
 
 
 def primary_chunk_ids(pairs: Iterable[QAPair]) -> set[str]:
@@ -77,31 +76,22 @@ def select_chunks(
 # ------------------------------------------------------------------------------------------- the workspace
 
 
-def kb_snapshot_id(ws: Workspace) -> str | None:
+def kb_snapshot_id(data: WorkspaceData) -> str | None:
     """The id of the workspace's KB snapshot (recorded in each pair's provenance), ``None`` before any ingest."""
-    from goldset.kb import load_snapshot
-
-    snapshot = load_snapshot(ws)
+    snapshot = data.kb_snapshot()
     return snapshot.id if snapshot is not None else None
 
 
-def load_kb_chunks(ws: Workspace) -> list[Chunk]:
+def load_kb_chunks(data: WorkspaceData) -> list[Chunk]:
     """The chunks of the workspace's KB; :class:`InputError` saying to ingest when there are none."""
-    from goldset.kb import load_chunks
-
-    chunks = list(load_chunks(ws))
+    chunks = data.kb_chunks()
     if not chunks:
-        raise InputError(f"{ws.kb_dir}: the knowledge base has no chunks; run `goldset ingest DOCS_DIR` first")
+        raise InputError(f"{data.kb_dir}: the knowledge base has no chunks; run `goldset ingest DOCS_DIR` first")
     return chunks
 
 
-def read_existing(ws: Workspace) -> list[QAPair]:
-    """The pairs already in the workspace's candidates file (none when it does not exist yet)."""
-    return read_jsonl(ws.pairs_path, QAPair) if ws.pairs_path.exists() else []
-
-
 def select(
-    ws: Workspace,
+    data: WorkspaceData,
     chunks: Sequence[Chunk] | None,
     *,
     limit: int | None,
@@ -113,7 +103,7 @@ def select(
 ) -> tuple[list[Chunk], Selection]:
     """The KB (``chunks``, else the workspace's) and the chunks a run asks about (see :func:`select_chunks`)."""
     if chunks is None:
-        chunks = load_kb_chunks(ws)
+        chunks = load_kb_chunks(data)
     kb = list(chunks)
     selection = select_chunks(
         kb,

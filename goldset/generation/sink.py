@@ -7,13 +7,14 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from goldset.io import atomic_write_text, dump_record, iter_jsonl, write_jsonl
+from goldset.io import dump_record, iter_jsonl, write_jsonl
 from goldset.schema import (
     QAPair,
 )
 from goldset.schema.generation import GenerationFailure
 
 if TYPE_CHECKING:
+    from goldset.data import WorkspaceData
     from goldset.workspace import Workspace
 
 
@@ -29,11 +30,11 @@ class CandidateSink:
 
     def __init__(
         self,
-        ws: Workspace | None,
+        data: WorkspaceData | None,
         existing: list[QAPair],
         flush_seconds: float,
     ) -> None:
-        self.ws = ws
+        self.data = data
         self.pairs: dict[str, QAPair] = {p.id: p for p in existing}
         self.lines: dict[str, str] = {}
         self.pending = 0
@@ -51,7 +52,7 @@ class CandidateSink:
                 self.existing_hits += 1
                 continue
             self.pairs[p.id] = p
-            if self.ws is not None:
+            if self.data is not None:
                 self.lines[p.id] = dump_record(p)  # here rather than all at once in the next rewrite
             self.new_pairs.append(p)
             self.added += 1
@@ -69,9 +70,9 @@ class CandidateSink:
 
     def flush(self) -> None:
         """Rewrite the candidates file now if pairs were added since the last rewrite."""
-        if self.ws is not None and self.pending:
+        if self.data is not None and self.pending:
             started = time.monotonic()
-            atomic_write_text(self.ws.pairs_path, self.text())
+            self.data.write_pairs_text(self.text())
             # The rewrite blocks the event loop; on a large file, space rewrites so they take ≤ ~10% of the run.
             self.flush_seconds = max(self.flush_seconds, 10 * (time.monotonic() - started))
         self.pending = 0

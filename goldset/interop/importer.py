@@ -66,19 +66,18 @@ def import_pairs(
     ``corpus``: a dataset folder, release name or chunks ``.jsonl`` whose chunks the evidence is located in (beside
     the workspace's). ``question_type``: the type of rows whose file gives none (else such rows are refused).
     """
-    from goldset.dataset import write_dataset
+    from goldset.data import WorkspaceData, is_dataset_folder, write_dataset
     from goldset.interop.fields import build_pairs
     from goldset.interop.registry import get_format
-    from goldset.io import read_jsonl
-    from goldset.schema import QAPair
     from goldset.workspace import optional_workspace, resolve_workspace
 
     fmt = get_format(format)
     source = Path(path)
     into = resolve_workspace(ws) if out is None else None  # the workspace whose data/ receives the pairs
     workspace = into or optional_workspace(ws)
-    target = into.data_dir if into is not None else Path(out or ".")
-    if into is None and (target / "pairs.jsonl").exists():
+    data = WorkspaceData(into) if into is not None else None
+    target = data.folder if data is not None else Path(out or ".")
+    if data is None and is_dataset_folder(target):
         raise UsageError(f"out {target}: already holds a dataset (pairs.jsonl); give a new folder, or import into "
                          "the workspace without out=")  # fmt: skip
     read = fmt.read(source)
@@ -87,9 +86,7 @@ def import_pairs(
         known.update(_corpus_chunks(corpus, workspace))
     kept: dict[str, Chunk] = {}
     if workspace is not None:
-        from goldset.filters.inputs import read_chunk_sources
-
-        sources = read_chunk_sources(workspace)
+        sources = WorkspaceData(workspace).chunk_sources()
         kept = dict(sources.kept)
         known.update(sources.kept)
     built = build_pairs(read.rows, known, question_type=question_type)
@@ -103,15 +100,15 @@ def import_pairs(
         lost=fmt.losses(),
         notes=[*read.notes, *built.notes],
     )
-    if into is None:
+    if data is None:
         write_dataset(target, built.pairs, known.values())
         report.added = [p.id for p in built.pairs]
         return report
-    existing = read_jsonl(into.pairs_path, QAPair) if into.pairs_path.exists() else []
+    existing = data.pairs()
     ids = {p.id for p in existing}
     new = [p for p in built.pairs if p.id not in ids]
     report.already_there = [p.id for p in built.pairs if p.id in ids]
     report.added = [p.id for p in new]
     if new:
-        write_dataset(into.data_dir, [*existing, *new], {**known, **kept}.values())
+        data.write([*existing, *new], {**known, **kept}.values())
     return report

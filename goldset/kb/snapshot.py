@@ -1,9 +1,9 @@
 """Ingest a documents folder into a KB snapshot, and tell what changed since the previous one.
 
-Storage (``ws.kb_dir`` or any ``out_dir``): ``chunks.jsonl`` (every chunk, sorted by id) and ``snapshot.json``
-(:class:`~goldset.schema.KBSnapshot`). Everything is read, parsed and chunked in memory first; only then are
-the two files replaced, each through a temp file and a rename, chunks first. A run that fails (no supported
-file, a bad setting, an interrupted write) therefore leaves the previous pair as it was.
+Storage (``ws.kb_dir`` or any ``out_dir``, read and written by :mod:`goldset.data`): ``chunks.jsonl`` (every chunk,
+sorted by id) and ``snapshot.json`` (:class:`~goldset.schema.KBSnapshot`). Everything is read, parsed and chunked in
+memory first; only then are the two files replaced, each through a temp file and a rename, chunks first. A run that
+fails (no supported file, a bad setting, an interrupted write) therefore leaves the previous pair as it was.
 
 Re-ingesting an unchanged KB rewrites both files byte for byte identically: ids and hashes depend only on
 the content, and the snapshot keeps its earlier ``created_at`` when nothing in it changed.
@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from goldset.context import Context, workspace_of
+from goldset.data import CHUNKS_FILE, SNAPSHOT_FILE, read_kb_chunks, read_kb_snapshot, snapshot_id, write_kb
 from goldset.errors import InputError
-from goldset.hashing import sha256_hex, short_hash
-from goldset.io import read_json, read_jsonl, write_json, write_jsonl
+from goldset.hashing import sha256_hex
 from goldset.kb.chunker import chunk_parsed, document_language
 from goldset.kb.decoding import SkipFile, read_source
 from goldset.kb.discovery import discover
@@ -29,8 +29,10 @@ from goldset.schema import Chunk, DocumentEntry, KBSnapshot
 if TYPE_CHECKING:
     from goldset.workspace import WorkspaceLike
 
-SNAPSHOT_FILE = "snapshot.json"
-CHUNKS_FILE = "chunks.jsonl"
+__all__ = [
+    "CHUNKS_FILE", "SNAPSHOT_FILE", "IngestResult", "KBDiff", "NothingToIngest", "diff_snapshots", "ingest",
+    "load_chunks", "load_snapshot", "snapshot_id",
+]  # fmt: skip
 
 
 class NothingToIngest(InputError):
@@ -118,11 +120,6 @@ def _doc_signatures(chunks: list[Chunk]) -> dict[str, frozenset[tuple[str, str]]
     return {d: frozenset(s) for d, s in docs.items()}
 
 
-def snapshot_id(chunks: list[Chunk]) -> str:
-    """Names the KB content: a hash of the sorted (chunk id, content hash) pairs."""
-    return "kb-" + short_hash("\n".join(sorted(f"{c.id}\x1f{c.content_hash}" for c in chunks)))
-
-
 def _target_dir(ws: WorkspaceLike | Context, out_dir: Path | None) -> Path:
     """``out_dir`` when given, else the KB folder of the workspace (``ws``, or the one around the current folder)."""
     if out_dir is not None:
@@ -131,31 +128,16 @@ def _target_dir(ws: WorkspaceLike | Context, out_dir: Path | None) -> Path:
 
 
 def load_snapshot(ws: WorkspaceLike | Context = None, *, out_dir: Path | None = None) -> KBSnapshot | None:
-    """The current snapshot, or None when nothing was ingested yet."""
-    path = _target_dir(ws, out_dir) / SNAPSHOT_FILE
-    return read_json(path, KBSnapshot) if path.is_file() else None
+    """The current snapshot, or None when nothing was ingested yet (:func:`goldset.data.read_kb_snapshot`)."""
+    return read_kb_snapshot(_target_dir(ws, out_dir))
 
 
 def load_chunks(
     ws: WorkspaceLike | Context = None, *, out_dir: Path | None = None, check: bool = True
 ) -> list[Chunk]:
-    """Every chunk of the current snapshot, sorted by id ([] when nothing was ingested yet).
-
-    With ``check`` the chunks must match ``snapshot.json`` (its id is a hash of them): the two files are
-    replaced one after the other, and a run stopped between the two renames must not go unnoticed.
-    """
-    folder = _target_dir(ws, out_dir)
-    path = folder / CHUNKS_FILE
-    if not path.is_file():
-        return []
-    chunks = read_jsonl(path, Chunk)
-    if check:
-        snap = load_snapshot(out_dir=folder)
-        if snap is not None and snap.id != snapshot_id(chunks):
-            raise InputError(
-                f"{path}: does not match {folder / SNAPSHOT_FILE} (an interrupted ingest?); run `goldset ingest` again"
-            )
-    return chunks
+    """Every chunk of the current snapshot, sorted by id ([] when nothing was ingested yet); with ``check`` they must
+    match ``snapshot.json`` (:func:`goldset.data.read_kb_chunks`)."""
+    return read_kb_chunks(_target_dir(ws, out_dir), check=check)
 
 
 def ingest(
@@ -258,17 +240,7 @@ def ingest(
             snap = snap.model_copy(update={"created_at": prev_snapshot.created_at})
             changed = False
     diff = diff_snapshots(prev_chunks, chunks)
-    # Chunks first, then the snapshot: each replaced whole by a rename.
-    for path, write in (
-        (target / CHUNKS_FILE, lambda p: write_jsonl(p, chunks)),
-        (target / SNAPSHOT_FILE, lambda p: write_json(p, snap)),
-    ):
-        try:
-            write(path)
-        except OSError as exc:
-            raise InputError(
-                f"{path}: cannot write ({exc.strerror or exc}); check the folder's permissions and free space"
-            ) from None
+    write_kb(target, chunks, snap)  # chunks first, then the snapshot: each replaced whole by a rename
     return IngestResult(
         snapshot=snap,
         chunks=sorted(chunks, key=lambda c: c.id),
@@ -286,8 +258,8 @@ def _previous(target: Path, warnings: list[str]) -> tuple[KBSnapshot | None, lis
     from goldset.errors import GoldsetError
 
     try:
-        snap = load_snapshot(out_dir=target)
-        chunks = load_chunks(out_dir=target, check=False)
+        snap = read_kb_snapshot(target)
+        chunks = read_kb_chunks(target, check=False)
     except GoldsetError as exc:
         warnings.append(f"previous snapshot unreadable ({exc}); the diff is against an empty KB")
         return None, []

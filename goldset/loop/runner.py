@@ -337,12 +337,12 @@ def _check_version_is_new(ws: Workspace, version: str, pattern: str) -> None:
 def _plan(ctx: Context, docs_dir: Path, *, limit: int | None, review: ReviewTarget, release: str | None) -> BuildPlan:
     """The documents read into a throwaway snapshot, diffed against the workspace's, and generate's estimate."""
     from goldset.generation.estimate import estimate
-    from goldset.kb import diff_snapshots, ingest, load_chunks
+    from goldset.kb import diff_snapshots, ingest
 
     with tempfile.TemporaryDirectory(prefix="goldset-plan-") as tmp:
         fresh = ingest(docs_dir, ctx, out_dir=Path(tmp))
     try:
-        current = load_chunks(ctx)
+        current = ctx.data.kb_chunks()
     except GoldsetError:
         current = []
     est = estimate(ctx, chunks=fresh.chunks, limit=limit)

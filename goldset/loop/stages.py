@@ -12,10 +12,10 @@ from goldset.schema.build import BuildState, StageName, StageRecord
 
 if TYPE_CHECKING:
     from goldset.context import Context
+    from goldset.data import WorkspaceData
     from goldset.kb import KBDiff
     from goldset.loop.runner import BuildReport
     from goldset.schema import KBSnapshot
-    from goldset.workspace import Workspace
 
 ReviewTarget = Literal["auto", "label-studio", "export", "none"]
 #: the stages in the order they run
@@ -35,15 +35,16 @@ def run_ingest(ctx: Context, docs_dir: Path, report: BuildReport, rec: StageReco
                progress: ProgressCallback | None) -> None:  # fmt: skip
     """Ingest the documents; once pairs exist, through ``goldset refresh`` (which ingests too, and retires or
     re-checks the pairs whose evidence changed): a plain ingest would replace the snapshot refresh compares with."""
-    from goldset.kb import ingest, load_snapshot
+    from goldset.kb import ingest
 
     ws = ctx.workspace
-    if ws.pairs_path.exists() and load_snapshot(ws) is not None:
+    data = ctx.data
+    if data.has_pairs() and data.kb_snapshot() is not None:
         from goldset.versioning.refresh import refresh
 
         plan = refresh(docs_dir, ctx, dry_run=True).plan  # a throwaway ingest and a plan: no call, no write
         if not plan.has_changes:
-            _ingest_summary(rec, load_snapshot(ws), plan.diff, changed=False, previous=plan.old_snapshot_id)
+            _ingest_summary(rec, data.kb_snapshot(), plan.diff, changed=False, previous=plan.old_snapshot_id)
             rec.outputs = {"KB snapshot": str(ws.kb_dir)}
             return
         if plan.retire or plan.recheck:
@@ -54,7 +55,7 @@ def run_ingest(ctx: Context, docs_dir: Path, report: BuildReport, rec: StageReco
                 )
             r = refresh(docs_dir, ctx, progress=progress)
             report.refresh = r
-            _ingest_summary(rec, load_snapshot(ws), plan.diff, changed=True, previous=plan.old_snapshot_id)
+            _ingest_summary(rec, data.kb_snapshot(), plan.diff, changed=True, previous=plan.old_snapshot_id)
             rec.counts.update({"retired": len(r.retired), "rechecked": len(r.kept), "replaced": len(r.replaced),
                                "to_review": len(r.to_review), "new_pairs": len(r.new_pairs),
                                "calls": r.calls})  # fmt: skip
@@ -147,12 +148,12 @@ def run_generate(
             )
 
 
-def _no_pairs(ws: Workspace, rec: StageRecord) -> bool:
+def _no_pairs(data: WorkspaceData, rec: StageRecord) -> bool:
     """True (and the stage skipped) when the workspace has no candidates file yet (a build without the LLM)."""
-    if ws.pairs_path.exists():
+    if data.has_pairs():
         return False
     rec.status = "skipped"
-    rec.summary = f"no pairs yet ({ws.pairs_path} does not exist: generation needs an LLM endpoint)"
+    rec.summary = f"no pairs yet ({data.pairs_path} does not exist: generation needs an LLM endpoint)"
     return True
 
 
@@ -160,8 +161,7 @@ def run_filter(ctx: Context, report: BuildReport, rec: StageRecord, *, use_llm: 
                progress: ProgressCallback | None) -> None:  # fmt: skip
     from goldset.filters.pipeline import run_filters
 
-    ws = ctx.workspace
-    if _no_pairs(ws, rec):
+    if _no_pairs(ctx.data, rec):
         return
     r = run_filters(ctx, use_llm=use_llm, progress=progress)
     report.filters = r
@@ -173,18 +173,16 @@ def run_filter(ctx: Context, report: BuildReport, rec: StageRecord, *, use_llm: 
         rec.summary += "; " + ", ".join(f"{k} {v}" for k, v in r.skipped_checks.items())
     if r.judge_errors:
         rec.summary += f"; {len(r.judge_errors)} judge call(s) failed (those pairs stay unjudged: run again)"
-    rec.outputs["pairs"] = str(ws.pairs_path)
+    rec.outputs["pairs"] = str(ctx.data.pairs_path)
 
 
 def run_sample(ctx: Context, report: BuildReport, rec: StageRecord, *, fraction: float | None,
                size: int | None) -> None:  # fmt: skip
-    from goldset.generation.selection import read_existing
     from goldset.review.sampling import sample, waiting
 
-    ws = ctx.workspace
-    if _no_pairs(ws, rec):
+    if _no_pairs(ctx.data, rec):
         return
-    open_ = waiting(read_existing(ws))
+    open_ = waiting(ctx.data.pairs())
     if open_:
         rounds = sorted({p.review.round for p in open_ if p.review.round is not None})
         rec.status = "unchanged"
@@ -206,13 +204,12 @@ def run_sample(ctx: Context, report: BuildReport, rec: StageRecord, *, fraction:
 
 def run_review(ctx: Context, report: BuildReport, rec: StageRecord, target: ReviewTarget,
                export_path: Path | str | None, *, progress: ProgressCallback | None) -> None:  # fmt: skip
-    from goldset.generation.selection import read_existing
     from goldset.review.sampling import waiting
 
     ws = ctx.workspace
-    if _no_pairs(ws, rec):
+    if _no_pairs(ctx.data, rec):
         return
-    todo = waiting(read_existing(ws))
+    todo = waiting(ctx.data.pairs())
     if target == "none":
         rec.status = "skipped"
         rec.counts = {"waiting": len(todo)}
@@ -261,11 +258,10 @@ def run_release(ctx: Context, report: BuildReport, rec: StageRecord, version: st
         rec.status = "skipped"
         rec.summary = "not asked: review, pull the decisions, then goldset build --release VERSION -m MESSAGE"
         return
-    from goldset.generation.selection import read_existing
     from goldset.review.sampling import waiting
     from goldset.versioning.release import release
 
-    undecided = len(waiting(read_existing(ws)))
+    undecided = len(waiting(ctx.data.pairs()))
     r = release(version, message=message or "", ws=ctx, progress=progress)
     report.release = r
     m = r.manifest

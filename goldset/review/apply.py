@@ -167,7 +167,7 @@ def apply_and_save(ctx: Context, bench: Workbench, parsed: Parsed, report: Apply
     before = {p.id: p.model_dump_json() for p in bench.pairs}
     apply_parsed(ctx.workspace, bench, parsed, ctx.section(FilterSettings), report)
     if any(before[p.id] != p.model_dump_json() for p in bench.pairs):
-        store.save(ctx.workspace, bench, ctx.section(ReviewSettings))
+        store.save(ctx.data, bench, ctx.section(ReviewSettings))
         report.written = True
     return report
 

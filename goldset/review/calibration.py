@@ -57,7 +57,6 @@ from goldset.schema.manifest import (
 
 if TYPE_CHECKING:
     from goldset.review.settings import CalibrationSettings
-    from goldset.schema import Manifest
     from goldset.workspace import Workspace, WorkspaceLike
 
 #: How a pair got its expert label (the keys stored in ``JudgeCalibration.rules``).
@@ -214,25 +213,6 @@ def _check_criteria(ws: Workspace, config_file: str, settings: CalibrationSettin
             )
 
 
-def _read_manifest(ws: Workspace, pairs: list[QAPair]) -> Manifest:
-    """The workspace's manifest, read before any call (a dataset folder without one gets one built from its files;
-    ``pairs``: its pairs file, already read)."""
-    from goldset.dataset import build_manifest
-    from goldset.hashing import sha256_hex
-    from goldset.io import read_json, read_jsonl
-    from goldset.schema import Chunk, Manifest
-    from goldset.schema.manifest import CHUNKS_FILE, MANIFEST_FILE, PAIRS_FILE
-
-    path = ws.data_dir / MANIFEST_FILE
-    if path.exists():
-        return read_json(path, Manifest)
-    chunks_path = ws.data_dir / CHUNKS_FILE
-    files = {n: sha256_hex((ws.data_dir / n).read_bytes()) for n in (PAIRS_FILE, CHUNKS_FILE)
-             if (ws.data_dir / n).is_file()}  # fmt: skip
-    chunks = read_jsonl(chunks_path, Chunk) if chunks_path.is_file() else []
-    return build_manifest(pairs, chunks, files=files)
-
-
 def calibrate(
     ws: WorkspaceLike | Context = None, *, samples: int = 1, progress: ProgressCallback | None = None
 ) -> CalibrationReport:
@@ -243,9 +223,7 @@ def calibrate(
     import asyncio
 
     from goldset.filters import groundedness
-    from goldset.filters.inputs import read_chunk_sources
     from goldset.filters.settings import FilterSettings
-    from goldset.io import read_jsonl
     from goldset.llm import CallJournal, LLMClient, resolve_endpoint
     from goldset.prompts import load_prompt
     from goldset.review.settings import ReviewSettings
@@ -259,16 +237,15 @@ def calibrate(
     _check_criteria(workspace, review.label_studio.config_file, cal)
 
     # 1. The expert labels (no call yet): every problem of the input is reported before the endpoint is touched.
-    if not workspace.pairs_path.exists():
-        raise InputError(f"{workspace.pairs_path}: no pairs yet; run `goldset generate`, `goldset filter` and review")
-    pairs = read_jsonl(workspace.pairs_path, QAPair)
+    data = ctx.data
+    pairs = data.require_pairs("no pairs yet; run `goldset generate`, `goldset filter` and review")
     reviewed = [p for p in pairs if p.review.outcome is not None]
     if not reviewed:
         raise InputError(
-            f"{workspace.pairs_path}: no pair has an expert decision yet, so there is nothing to calibrate the judge "
+            f"{data.pairs_path}: no pair has an expert decision yet, so there is nothing to calibrate the judge "
             "against; review a sample first (goldset review sample, push, pull)"
         )
-    chunks = read_chunk_sources(workspace).kb
+    chunks = data.chunk_sources().kb
     labels: list[ExpertLabel] = []
     for p in reviewed:
         lab = expert_label(p, cal)
@@ -282,11 +259,11 @@ def calibrate(
     if not usable:
         why = ", ".join(f"{k} {v}" for k, v in sorted(Counter(lab.rule for lab in labels).items()))
         raise InputError(
-            f"{workspace.pairs_path}: {len(reviewed)} reviewed pairs, but no decision says whether the answer is "
+            f"{data.pairs_path}: {len(reviewed)} reviewed pairs, but no decision says whether the answer is "
             f"supported ({why}); reviewers tick the criterion {cal.criterion!r} (see labeling/guidelines)"
         )
 
-    manifest = _read_manifest(workspace, pairs)
+    manifest = data.manifest_or_built(pairs)  # read before any call
 
     # 2. The judge: the endpoint and prompt of the filters (an EndpointError here, before any call).
     endpoint = resolve_endpoint(ctx, "judge")
@@ -372,9 +349,7 @@ def calibrate(
         disagreements=disagreements,
         review_fingerprint=review_fingerprint(pairs),
     )
-    from goldset.io import write_json
-    from goldset.schema.manifest import MANIFEST_FILE
-
-    path = workspace.data_dir / MANIFEST_FILE
-    write_json(path, manifest.model_copy(update={"calibration": record}))
-    return CalibrationReport(calibration=record, manifest_path=path, llm=llm, judge_errors=errors, labels=labels)
+    data.write_manifest(manifest.model_copy(update={"calibration": record}))
+    return CalibrationReport(
+        calibration=record, manifest_path=data.manifest_path, llm=llm, judge_errors=errors, labels=labels
+    )

@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 from statistics import NormalDist
 from typing import TYPE_CHECKING
 
+from goldset.dataset import golden_ids
 from goldset.schema import PairStatus, QAPair
 from goldset.schema.base import utcnow
 from goldset.schema.manifest import AcceptanceEstimate, ReviewRound, ReviewSampleStats
@@ -169,8 +170,9 @@ class Coverage:
 
 
 def default_golden(pairs: Iterable[QAPair]) -> set[str]:
-    """The golden set when none is given: accepted and passed pairs (the default ``versioning.golden``)."""
-    return {p.id for p in pairs if p.status in KEPT}
+    """The golden set when none is given: a working copy's, the accepted and passed pairs
+    (:func:`goldset.dataset.golden_ids`, the default ``versioning.golden``)."""
+    return golden_ids(pairs)
 
 
 def coverage(

@@ -55,7 +55,7 @@ def export(path: Path | str, ws: WorkspaceLike | Context = None) -> ExportReport
         raise UsageError(f"{path}: the export file must end in .json (Label Studio imports JSON)")
     settings = ctx.section(ReviewSettings).label_studio
     config = label_config.load(ws.root / settings.config_file)
-    bench = store.load(ws)
+    bench = store.load(ctx.data)
     if not any(p.review.sampled for p in bench.pairs):
         raise UsageError("no review sample yet; run `goldset review sample` first")
     todo = push_order(waiting(bench.pairs))
@@ -105,6 +105,6 @@ def import_results(
     path = Path(path)
     cfg = label_config.load(Path(config) if config else ws.root / ctx.section(ReviewSettings).label_studio.config_file)
     tasks = read_export(path)
-    bench = store.load(ws)
+    bench = store.load(ctx.data)
     report = ApplyReport(source=str(path))
     return apply_and_save(ctx, bench, parse_export(tasks, cfg, {}), report)

@@ -120,7 +120,7 @@ def _push(ctx: Context, url: str | None, progress: ProgressCallback | None) -> P
     settings = ctx.section(ReviewSettings)
     ls_settings = settings.label_studio
     config = label_config.load(ws.root / ls_settings.config_file)
-    bench = store.load(ws)
+    bench = store.load(ctx.data)
     todo = waiting(bench.pairs)
     if not any(p.review.sampled for p in bench.pairs):
         raise UsageError("no review sample yet; run `goldset review sample` first")
@@ -190,7 +190,7 @@ def pull(
     ws = ctx.workspace
     with exchange_lock(ws, progress):
         ls_settings = ctx.section(ReviewSettings).label_studio
-        bench = store.load(ws)
+        bench = store.load(ctx.data)
         ls = connect(ctx, ls_settings, url)
         pid = ls.find_project(ls_settings.project_title, ls_settings.project_id)
         if pid is None:
@@ -254,7 +254,7 @@ def status(
     ctx = Context.of(ws)
     ws = ctx.workspace
     settings = ctx.section(ReviewSettings)
-    bench = store.load(ws)
+    bench = store.load(ctx.data)
     report = StatusReport(stats=review_stats(bench.pairs, settings, rounds=bench.rounds), settings=settings)
     report.waiting = len(waiting(bench.pairs))
     for p in bench.pairs:

@@ -380,8 +380,8 @@ def sample(
     if size is not None and size <= 0:
         raise UsageError(f"size must be a positive number of pairs, got {size}")
     settings = ctx.section(ReviewSettings)
-    bench = store.load(ws)
-    report = SampleReport(seed=settings.seed, path=ws.pairs_path)
+    bench = store.load(ctx.data)
+    report = SampleReport(seed=settings.seed, path=ctx.data.pairs_path)
 
     open_rounds = sorted({p.review.round for p in waiting(bench.pairs) if p.review.round is not None})
     if redraw:
@@ -458,6 +458,6 @@ def sample(
     bench.rounds.append(ReviewRound(round=round_no, seed=settings.seed, population=len(population),
                                     sampled=report.sampled, random=report.random, risk=report.risk,
                                     strata=report.strata))  # fmt: skip
-    store.save(ws, bench, settings)
+    store.save(ctx.data, bench, settings)
     report.written = True
     return report

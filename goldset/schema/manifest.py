@@ -20,9 +20,13 @@ from goldset.schema.base import Record, utcnow
 if TYPE_CHECKING:
     from goldset.schema.pairs import QAPair
 
+# The file names, defined once (read and written by goldset.data alone, which re-exports them): a dataset folder
+# holds PAIRS_FILE, CHUNKS_FILE (the cited chunks) and MANIFEST_FILE; a KB folder (.goldset/kb) CHUNKS_FILE (every
+# chunk) and SNAPSHOT_FILE; a release folder PAIRS_FILE, MANIFEST_FILE, SNAPSHOT_FILE and corpus/ (goldset.corpus).
 PAIRS_FILE = "pairs.jsonl"
 CHUNKS_FILE = "chunks.jsonl"
 MANIFEST_FILE = "manifest.json"
+SNAPSHOT_FILE = "snapshot.json"
 #: The fixed layout of a dataset folder, shared by every command.
 DATASET_FILES = (PAIRS_FILE, CHUNKS_FILE, MANIFEST_FILE)
 

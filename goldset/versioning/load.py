@@ -18,25 +18,23 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from goldset.context import Context
+from goldset.data import MANIFEST_FILE
 from goldset.errors import InputError, WorkspaceError
 from goldset.hashing import sha256_hex
-from goldset.schema.manifest import MANIFEST_FILE, PAIRS_FILE
 from goldset.versioning.dvc import DVC_DIR, Project
 from goldset.versioning.git import Git
 from goldset.versioning.record import DVC_FILE, ReleaseRecord, parse_record
 
 if TYPE_CHECKING:
     import pandas as pd
-    from pydantic import BaseModel
 
     from goldset.dataset import Dataset
     from goldset.schema import Manifest, QAPair
     from goldset.workspace import WorkspaceLike
 
-R = TypeVar("R", bound="BaseModel")
 DATA_DIR = "data"
 COMPLETE_MARKER = ".goldset-version"
 
@@ -289,7 +287,7 @@ def cache_root(ctx: Context) -> Path:
 
 
 def materialise(ref: RepoRef, version: Version, root: Path, *, use_dvc: bool = False) -> Path:
-    """A local folder holding the version's released files (a dataset folder :func:`goldset.dataset.read_dataset`
+    """A local folder holding the version's released files (a dataset folder :func:`goldset.data.read_dataset`
     reads, its chunks from ``corpus/``). Reused when it is already there and still hashes right."""
 
     folder = Path(root) / f"{version.name}-{version.record.manifest_sha256[:12]}"
@@ -324,31 +322,6 @@ def materialise(ref: RepoRef, version: Version, root: Path, *, use_dvc: bool = F
     return folder
 
 
-def read_records(path: Path, model: type[R]) -> list[R]:
-    """:func:`goldset.io.read_jsonl`'s result, parsed by pydantic's own JSON parser (about 3 times faster on the
-    thousands of pairs of a release); on any problem ``read_jsonl`` reads the file again to report it (file:line)."""
-    from pydantic import ValidationError
-
-    from goldset.io import read_jsonl
-
-    try:
-        data = Path(path).read_bytes()
-        out: list[R] = []
-        seen: set[object] = set()
-        for line in data.removeprefix(b"\xef\xbb\xbf").splitlines():
-            if not line.strip():
-                continue
-            record = model.model_validate_json(line)
-            rid = getattr(record, "id", None)
-            if rid is not None and rid in seen:
-                raise ValueError(rid)
-            seen.add(rid)
-            out.append(record)
-    except (OSError, ValidationError, ValueError):
-        return read_jsonl(path, model)
-    return out
-
-
 # ------------------------------------------------------------------------------------------------ public API
 
 
@@ -377,14 +350,14 @@ def load_dataset(version: str, repo: str | Path | None = None, *, ws: WorkspaceL
     """Release ``version`` as a :class:`~goldset.dataset.Dataset`: every pair (``manifest.golden_ids`` says which
     form the golden set), the whole corpus as ``chunks``, the release manifest, and ``path``, the local folder it
     was read from."""
-    from goldset.dataset import read_dataset
+    from goldset.data import read_dataset
 
     return read_dataset(resolve_dataset_version(version, ws=ws, repo=repo))
 
 
 def golden_pairs(dataset: Dataset) -> list[QAPair]:
-    """The pairs of a loaded release that form its golden set."""
-    ids = set(dataset.manifest.golden_ids) if dataset.manifest is not None else set()
+    """The pairs of a loaded release that form its golden set (:meth:`~goldset.dataset.Dataset.golden_ids`)."""
+    ids = dataset.golden_ids()
     return [p for p in dataset.pairs if p.id in ids]
 
 
@@ -403,20 +376,20 @@ def load(
     {chunk_id, doc_id, quote}), chunk_ids, doc_ids, tags, version. Files are checked against the release's hashes.
     """
 
-    from goldset.io import read_json
-    from goldset.schema import Manifest, PairStatus, QAPair
+    from goldset.data import read_manifest, read_pairs
+    from goldset.dataset import PAIR_COLUMNS, golden_ids, pair_row
+    from goldset.schema import PairStatus
 
     allowed = {"golden", "all", *(s.value for s in PairStatus)}
     if status not in allowed:
         raise InputError(f"status={status!r}: expected one of {', '.join(sorted(allowed))}")
     folder = resolve_dataset_version(version, ws=ws, repo=repo)
-    manifest = read_json(folder / MANIFEST_FILE, Manifest)
-    golden = set(manifest.golden_ids)
-    unreviewed = set(manifest.unreviewed_ids)
-    from goldset.dataset import PAIR_COLUMNS, pair_row
-
+    manifest = read_manifest(folder)  # the release's: its hashes were checked
+    pairs = read_pairs(folder)
+    golden = golden_ids(pairs, manifest)
+    unreviewed = set(manifest.unreviewed_ids) if manifest is not None else set()
     rows: list[dict[str, Any]] = []
-    for pair in read_records(folder / PAIRS_FILE, QAPair):
+    for pair in pairs:
         is_golden = pair.id in golden
         if (status == "golden" and not is_golden) or (status not in ("golden", "all") and pair.status.value != status):
             continue
@@ -436,7 +409,7 @@ def read_version(
     spec: str, repo: str | Path | None = None, *, ws: WorkspaceLike | Context = None
 ) -> tuple[Version, Dataset]:
     """A release and its dataset (pairs, corpus chunks, manifest), for `goldset show` and `goldset diff`."""
-    from goldset.dataset import read_dataset
+    from goldset.data import read_dataset
 
     ctx = _context_for(ws, repo)
     with open_repo(repo, ctx.ws) as ref:

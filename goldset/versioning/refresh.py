@@ -318,19 +318,16 @@ def refresh(
     progress: ProgressCallback | None = None,
 ) -> RefreshReport:
     """Refresh the workspace's pairs after the documents in ``docs_dir`` changed (see the module docstring)."""
-    from goldset.generation.selection import read_existing
-    from goldset.kb import load_chunks, load_snapshot
-
     ctx = Context.of(ws)
     workspace = ctx.workspace
     settings = ctx.section(VersioningSettings)
-    old_snapshot = load_snapshot(workspace)
-    old_chunks = load_chunks(workspace)
+    old_snapshot = ctx.data.kb_snapshot()
+    old_chunks = ctx.data.kb_chunks()
     if old_snapshot is None or not old_chunks:
         raise InputError(
             f"{workspace.kb_dir}: no KB snapshot to compare the documents with; run `goldset ingest DOCS_DIR` first"
         )
-    pairs = read_existing(workspace)
+    pairs = ctx.data.pairs()
     with tempfile.TemporaryDirectory(prefix="goldset-refresh-") as tmp_name:
         tmp = Path(tmp_name)
         new_snapshot, new_chunks = _ingest_new(Path(docs_dir), ctx, tmp)
@@ -359,13 +356,9 @@ def _apply(
     tmp: Path,
     progress: ProgressCallback | None,
 ) -> None:
-    from goldset.dataset import write_dataset
     from goldset.filters import run_filters
     from goldset.generation.runner import generate
-    from goldset.io import atomic_write_bytes
-    from goldset.kb.snapshot import CHUNKS_FILE, SNAPSHOT_FILE
 
-    ws = ctx.workspace
     chunks = {c.id: c for c in new_chunks}
     by_id = {p.id: p for p in pairs}
 
@@ -424,9 +417,8 @@ def _apply(
             report.new_pairs.append(pair.id)
 
     # 3. Files: the pairs, then the KB snapshot (an interrupted refresh re-run finds the pairs already updated).
-    write_dataset(ws.data_dir, out.values(), new_chunks, kb_snapshot_id=plan.new_snapshot_id)
-    for name in (CHUNKS_FILE, SNAPSHOT_FILE):
-        atomic_write_bytes(ws.kb_dir / name, (tmp / name).read_bytes())
+    ctx.data.write(out.values(), new_chunks, kb_snapshot_id=plan.new_snapshot_id)
+    ctx.data.replace_kb(tmp)
 
     # 4. The filters over the whole set: new pairs are checked (duplicates against every existing pair too).
     if report.new_pairs or any(by_id[pid].status not in REVIEWED for pid in report.kept):

@@ -33,22 +33,31 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from goldset.context import Context
-from goldset.corpus import SNAPSHOT_FILE, corpus_files, is_shard, parse_shards
+from goldset.corpus import is_shard
+from goldset.data import (
+    CHUNKS_FILE,
+    MANIFEST_FILE,
+    PAIRS_FILE,
+    SNAPSHOT_FILE,
+    dataset_from_files,
+    json_bytes,
+    release_files,
+)
+from goldset.dataset import golden_ids
 from goldset.errors import GoldsetError, InputError, UsageError, WorkspaceError
 from goldset.hashing import sha256_hex
-from goldset.io import atomic_write_bytes, dump_record
+from goldset.io import atomic_write_bytes
 from goldset.progress import Progress, ProgressCallback
-from goldset.schema import Chunk, KBSnapshot, Manifest, PairStatus, QAPair, ReviewSampleStats
-from goldset.schema.manifest import CHUNKS_FILE, MANIFEST_FILE, PAIRS_FILE
+from goldset.schema import Chunk, Manifest, PairStatus, QAPair, ReviewSampleStats
 from goldset.versioning.calibration import calibration_markdown, calibration_notes
 from goldset.versioning.changelog import VersionDiff, diff_datasets, to_markdown
 from goldset.versioning.git import Git, NoIdentity
-from goldset.versioning.load import RepoRef, Version, fetch_files, list_versions, read_records, version_number
+from goldset.versioning.load import RepoRef, Version, fetch_files, list_versions, version_number
 from goldset.versioning.record import DVC_FILE, ReleaseRecord, with_record
 from goldset.workspace import GITIGNORE_LINES
 
 if TYPE_CHECKING:
-    from goldset.dataset import Dataset
+    from goldset.dataset import Dataset, GoldenRule
     from goldset.review.settings import ReviewSettings
     from goldset.workspace import WorkspaceLike
 
@@ -56,7 +65,7 @@ CHANGELOG_FILE = "CHANGELOG.md"
 #: the files a release folder holds (besides corpus/ shards); chunks.jsonl is the working copy's, kept out of releases
 RELEASE_FILES = (PAIRS_FILE, MANIFEST_FILE, CHANGELOG_FILE, SNAPSHOT_FILE)
 WORKING_FILES = (CHUNKS_FILE,)
-DVCIGNORE_LINE = "/data/chunks.jsonl"
+DVCIGNORE_LINE = f"/data/{CHUNKS_FILE}"
 Bump = Literal["major", "minor", "patch"]
 
 
@@ -124,17 +133,13 @@ def tag_name(version: str, pattern: str) -> str:
 # ------------------------------------------------------------------------------------------------ checks
 
 
-def select_golden(pairs: Iterable[QAPair], rule: str) -> tuple[list[str], list[str]]:
-    """(golden ids, unreviewed ids): accepted pairs, and passed ones too unless the rule is 'accepted'."""
-    golden: list[str] = []
-    unreviewed: list[str] = []
-    for p in sorted(pairs, key=lambda p: p.id):
-        if p.status is PairStatus.accepted:
-            golden.append(p.id)
-        elif p.status is PairStatus.passed and rule != "accepted":
-            golden.append(p.id)
-            unreviewed.append(p.id)
-    return golden, unreviewed
+def select_golden(pairs: Iterable[QAPair], rule: GoldenRule) -> tuple[list[str], list[str]]:
+    """(golden ids, unreviewed ids), sorted: the pairs :func:`goldset.dataset.golden_ids` keeps under ``rule``
+    (``versioning.golden``), and those of them no expert accepted (passed by the filters alone)."""
+    ordered = sorted(pairs, key=lambda p: p.id)
+    golden = golden_ids(ordered, rule=rule)
+    chosen = [p for p in ordered if p.id in golden]
+    return [p.id for p in chosen], [p.id for p in chosen if p.status is PairStatus.passed]
 
 
 def check_evidence(pairs: list[QAPair], golden: set[str], chunks: dict[str, Chunk], snapshot_id: str) -> None:
@@ -263,20 +268,9 @@ class _Transaction:
                 parent = parent.parent
 
 
-def _json_bytes(record: Manifest | KBSnapshot) -> bytes:
-    return (record.model_dump_json(indent=2) + "\n").encode("utf-8")
-
-
 def _previous_dataset(ref: RepoRef, version: Version) -> tuple[Dataset, dict[str, bytes]]:
-    from goldset.dataset import Dataset
-    from goldset.schema import Manifest
-
     files = fetch_files(ref, version)
-    manifest = Manifest.model_validate_json(files[MANIFEST_FILE])
-    lines = files[PAIRS_FILE].decode("utf-8").splitlines()
-    pairs = [QAPair.model_validate_json(line) for line in lines if line.strip()]
-    chunks = {c.id: c for c in parse_shards(files, version.name)}
-    return Dataset(pairs=pairs, chunks=chunks, manifest=manifest), files
+    return dataset_from_files(files, version.name), files
 
 
 def _ensure_line(path: Path, line: str, txn: _Transaction) -> None:
@@ -374,8 +368,6 @@ def release(
     with ``message``. See the module docstring for what is written and checked. Raises
     :class:`VersionExists`, :class:`NothingToRelease` (unless ``allow_empty``), :class:`ManualEdit`, or another
     :class:`~goldset.errors.GoldsetError` naming what to fix; a failure leaves the workspace as it was."""
-    from goldset.io import read_json
-    from goldset.kb import load_chunks, load_snapshot
     from goldset.review.settings import ReviewSettings
     from goldset.versioning import dvc
     from goldset.versioning.settings import VersioningSettings
@@ -420,13 +412,9 @@ def release(
 
     # 2. The records: pairs, the pinned KB snapshot, nothing edited by hand in data/.
     data = workspace.data_dir
-    if not workspace.pairs_path.is_file():
-        raise InputError(
-            f"{workspace.pairs_path}: no pairs to release; run `goldset generate` (or `dvc pull` in a fresh clone)"
-        )
-    pairs = read_records(workspace.pairs_path, QAPair)
-    snapshot = load_snapshot(workspace)
-    chunks = load_chunks(workspace)
+    pairs = ctx.data.require_pairs("no pairs to release; run `goldset generate` (or `dvc pull` in a fresh clone)")
+    snapshot = ctx.data.kb_snapshot()
+    chunks = ctx.data.kb_chunks()
     if snapshot is None or not chunks:
         raise InputError(
             f"{workspace.kb_dir}: no KB snapshot; run `goldset ingest DOCS_DIR` (a release pins the corpus its pairs "
@@ -437,7 +425,7 @@ def release(
     if not golden:
         what = "accepted" if settings.golden == "accepted" else "accepted or passed"
         raise InputError(
-            f"{workspace.pairs_path}: no {what} pairs, so the golden set would be empty; run `goldset filter` "
+            f"{ctx.data.pairs_path}: no {what} pairs, so the golden set would be empty; run `goldset filter` "
             "(and review)" + (", or set versioning.golden: accepted+passed" if settings.golden == "accepted" else "")
         )
     by_id = {c.id: c for c in chunks}
@@ -445,10 +433,7 @@ def release(
 
     # 3. The files of the release, in memory; the previous release for the changelog and the "nothing changed" check.
     tick(0, "files")
-    ordered = sorted(pairs, key=lambda p: p.id)
-    files: dict[str, bytes] = {PAIRS_FILE: "".join(dump_record(p) + "\n" for p in ordered).encode("utf-8")}
-    files.update(corpus_files(chunks))
-    files[SNAPSHOT_FILE] = _json_bytes(snapshot)
+    files = release_files(pairs, chunks, snapshot)
     prev_dataset: Dataset | None = None
     prev_files: dict[str, bytes] = {}
     if previous is not None:
@@ -462,13 +447,10 @@ def release(
             )
     from goldset.dataset import Dataset, build_manifest
 
-    working_manifest_path = data / MANIFEST_FILE
-    base = None
-    if working_manifest_path.is_file():
-        try:
-            base = read_json(working_manifest_path, Manifest)
-        except GoldsetError:
-            base = None  # the working manifest is rebuilt here anyway
+    try:
+        base = ctx.data.manifest()
+    except GoldsetError:
+        base = None  # the working manifest is rebuilt here anyway
     golden_set = set(golden)
     golden_pairs = [p for p in pairs if p.id in golden_set]
     from collections import Counter
@@ -499,7 +481,7 @@ def release(
     changelog = header + section + ("\n" + older.removeprefix(header) if older.strip() else "")
     files[CHANGELOG_FILE] = changelog.encode("utf-8")
     manifest = manifest.model_copy(update={"files": {n: sha256_hex(b) for n, b in sorted(files.items())}})
-    files[MANIFEST_FILE] = _json_bytes(manifest)
+    files[MANIFEST_FILE] = json_bytes(manifest)
 
     # 4. Write, dvc add, record, push, commit, tag; undo everything on any failure.
     txn = _Transaction()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from goldset.dataset import write_dataset
+from goldset.data import write_dataset
 from goldset.hashing import sha256_hex
 from goldset.schema import Chunk, Evidence, QAPair, RunSample
 from goldset.text import count_tokens, normalize

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from goldset.dataset import write_dataset
+from goldset.data import write_dataset
 from goldset.hashing import sha256_hex
 from goldset.schema import Chunk, Evidence, QAPair
 from goldset.text import count_tokens, normalize

@@ -11,7 +11,7 @@ from __future__ import annotations
 import uuid
 from pathlib import Path
 
-from goldset.dataset import write_dataset
+from goldset.data import write_dataset
 from goldset.hashing import sha256_hex
 from goldset.io import write_jsonl
 from goldset.schema import CheckResult, Chunk, Evidence, PairStatus, Provenance, QAPair
