@@ -79,8 +79,8 @@ def import_pairs(
     workspace = into or optional_workspace(ws)
     target = into.data_dir if into is not None else Path(out or ".")
     if into is None and (target / "pairs.jsonl").exists():
-        raise UsageError(f"out {target}: already holds a dataset (pairs.jsonl); give a new folder, or import into "
-                         "the workspace without out=")  # fmt: skip
+        raise UsageError(f"out {target}: already holds a dataset (pairs.jsonl); give a new folder as out, or no out "
+                         "to add the pairs to the workspace's data/")  # fmt: skip
     read = fmt.read(source)
     known: dict[str, Chunk] = dict(read.chunks)
     if corpus is not None:
