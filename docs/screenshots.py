@@ -65,7 +65,7 @@ def report(out: Path) -> None:
     with tempfile.TemporaryDirectory(prefix="goldset-shots-") as tmp:
         rel = {p: str(p.relative_to(ROOT)) for p in (GOLDEN, RUN, KB)}
         base = evaluate(rel[GOLDEN], target="bm25", kb=rel[KB], out_dir=Path(tmp) / "bm25")
-        run = evaluate(rel[GOLDEN], run_file=rel[RUN], out_dir=Path(tmp) / "run")
+        run = evaluate(rel[GOLDEN], run=rel[RUN], out_dir=Path(tmp) / "run")
         page = write_report(Path(tmp) / "report.html", read_run(run.folder), baseline=read_run(base.folder))
         d = chromium.browser(WIDTH, 900)
         try:

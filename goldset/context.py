@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import PydanticCustomError
 
 from goldset.errors import ConfigError
 from goldset.workspace import CONFIG_FILE, Workspace, WorkspaceLike, optional_workspace, resolve_workspace
@@ -50,6 +51,16 @@ class SectionModel(Protocol):
 
 M = TypeVar("M", bound=BaseModel)
 Layer = dict[str, Any]
+#: The pydantic error type of :func:`settings_conflict`.
+CONFLICT = "settings_conflict"
+
+
+def settings_conflict(message: str, *settings: str) -> PydanticCustomError:
+    """The error a section model's validator raises when some of its settings do not fit together (``max_tokens``
+    below ``target_tokens``): ``message`` names them, ``settings`` lists their names. The ConfigError then names the
+    one of them given with the highest precedence (the option the user gave rather than the goldset.yaml value it
+    clashes with; the first of ``settings`` when they come from one place) and where it came from."""
+    return PydanticCustomError(CONFLICT, message, {"settings": ",".join(settings)})
 
 
 def read_config_file(ws: Workspace | None) -> Layer:
@@ -247,8 +258,14 @@ class Context:
         """One line for the first error: where the value came from, the dotted setting, what is wrong."""
         err = exc.errors()[0]
         loc = (section, *(str(p) for p in err.get("loc", ())))
+        # A conflict between settings is told where the one given with the highest precedence came from.
+        places = [(*loc, name) for name in str(err.get("ctx", {}).get("settings", "")).split(",")]
+        candidates = places if err.get("type") == CONFLICT else [loc]
+        origin, loc = next(
+            ((name, place) for name, layer in layers for place in candidates if _has_path(layer, place)),
+            ("file", candidates[0]),
+        )
         dotted = ".".join(loc)
-        origin = next((name for name, layer in layers if _has_path(layer, loc)), "file")
         if err.get("type") == "extra_forbidden":
             problem = f"unknown setting {dotted!r}; {_known_hint(model, loc)}"
         else:  # pydantic prefixes a validator's ValueError with "Value error, "

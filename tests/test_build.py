@@ -160,8 +160,8 @@ def test_bad_input_gets_one_line_and_exit_2(tmp_path: Path, llm: FakeOpenAI) -> 
         (["build", str(tmp_path / "nope"), "-w", str(ws)], f"{tmp_path / 'nope'}: documents folder not found"),
         (["build", "-w", str(ws)], f"{ws / 'docs'}: documents folder not found"),  # kb.path, no earlier build
         (["build", str(DOCS / "debugging.md"), "-w", str(ws)], "not a folder"),
-        (["build", str(DOCS), "-w", str(ws), "--release", "1.0.0"], "--release needs -m/--message"),
-        (["build", str(DOCS), "-w", str(ws), "-m", "x"], "give --release VERSION too"),
+        (["build", str(DOCS), "-w", str(ws), "--release", "1.0.0"], "message: a release needs a message"),
+        (["build", str(DOCS), "-w", str(ws), "-m", "x"], "message is the release's: give release too"),
         (["build", str(DOCS), "-w", str(ws), "--release", "1..0", "-m", "x"], "use a version number"),
         (["build", str(DOCS), "-w", str(ws), "--no-review", "--export"], "--no-review cannot go with"),
         (["build", str(DOCS), "-w", str(ws), "--label-studio"], "no Label Studio address: set LABEL_STUDIO_URL"),

@@ -12,6 +12,8 @@ from goldset.cli import app
 from tests.helpers.eval_data import evaluated_pairs, make_dataset, perfect_sample, poor_sample, write_run_file
 
 runner = CliRunner()
+#: The library's wording of a wrong choice of source (tests/test_eval_sources.py), printed as it is.
+ONE_SOURCE = "give exactly one of run (a run file), target (module:function), endpoint (a URL) or baseline (bm25)"
 
 
 @pytest.fixture
@@ -65,22 +67,23 @@ def test_eval_bad_run_file_is_one_error_line(ws: Path) -> None:
 
 def test_eval_usage_errors(ws: Path) -> None:
     both = runner.invoke(app, ["eval", "--run", "good.jsonl", "--baseline", "bm25"])
-    assert both.exit_code == 2 and "(got --run and --baseline)" in both.output
+    assert both.exit_code == 2 and both.output == f"error: {ONE_SOURCE} (got run and baseline)\n"
     none = runner.invoke(app, ["eval"])
-    assert none.exit_code == 2 and "exactly one of --run FILE" in none.output
+    assert none.exit_code == 2 and none.output == f"error: {ONE_SOURCE} (got none)\n"
+    dry = runner.invoke(app, ["eval", "--dry-run", "--run", "good.jsonl", "--target", "m:f"])
+    assert dry.exit_code == 2 and dry.output == f"error: {ONE_SOURCE} (got run and target)\n"
     bad_target = runner.invoke(app, ["eval", "--target", "no_colon"])
     assert (
-        bad_target.exit_code == 2
-        and "error: --target 'no_colon': expected package.module:function" in bad_target.output
+        bad_target.exit_code == 2 and "error: target 'no_colon': expected package.module:function" in bad_target.output
     )
     kb = runner.invoke(app, ["eval", "--run", "good.jsonl", "--kb", "docs"])
-    assert kb.exit_code == 2 and "--kb is the corpus of the bm25 baseline" in kb.output
+    assert kb.exit_code == 2 and "kb is the corpus of the bm25 baseline" in kb.output
     other = runner.invoke(app, ["eval", "--baseline", "dense"])
     assert other.exit_code == 2 and "the built-in baseline is bm25" in other.output
     version = runner.invoke(app, ["eval", "--dataset", "v9", "--run", "good.jsonl"])
     assert version.exit_code == 2 and "goldset release" in version.output
     small = runner.invoke(app, ["eval", "--run", "good.jsonl", "--sample", "2"])
-    assert small.exit_code == 2 and "error: --sample 2 is smaller than the number of question types" in small.output
+    assert small.exit_code == 2 and "error: sample 2 is smaller than the number of question types" in small.output
 
 
 def test_eval_sample_baseline_and_html(ws: Path) -> None:
@@ -161,7 +164,7 @@ def test_runs_scored_with_other_settings_are_refused_unless_allowed(ws: Path) ->
     assert runner.invoke(app, ["eval", "--run", "good.jsonl", "--out", "runs/b"]).exit_code == 0
     refused = runner.invoke(app, ["compare", "runs/a", "runs/b"])
     assert refused.exit_code == 2
-    assert 'matcher ("auto" vs "text")' in refused.output and "pass --allow-different-settings" in refused.output
+    assert 'matcher ("auto" vs "text")' in refused.output and "anyway with allow_different_settings" in refused.output
     report = runner.invoke(app, ["report", "runs/b", "--baseline", "runs/a"])
     assert report.exit_code == 2 and "different settings" in report.output
     allowed = runner.invoke(app, ["compare", "runs/a", "runs/b", "--allow-different-settings", "--resamples", "200"])

@@ -83,7 +83,7 @@ def test_bad_input_one_line_errors(tmp_path: Path, no_llm_env: None) -> None:
 
     ws.pairs_path.write_text(ws.pairs_path.read_text().replace("{oops\n", ""))
     missing = runner.invoke(app, ["filter", "--against", str(tmp_path / "nowhere"), "-w", str(ws.root)])
-    assert missing.exit_code == 2 and "--against" in missing.output
+    assert missing.exit_code == 2 and "nowhere: against needs a dataset folder" in missing.output
 
 
 def test_two_pairs_with_one_id_are_refused_and_neither_is_lost(tmp_path: Path, no_llm_env: None) -> None:
@@ -102,14 +102,25 @@ def test_option_mistakes_name_the_options(tmp_path: Path, no_llm_env: None) -> N
     ws = make_workspace(tmp_path / "ws", _pairs())
     before = ws.pairs_path.read_bytes()
     for args, needle in [
-        (["--repair", "--no-llm"], "--repair needs the LLM"),
-        (["--repair", "-c", "leakage"], "add -c verbatim"),
-        (["-c", "nope"], "--check nope: unknown check"),
+        (["--repair", "--no-llm"], "repair needs the LLM"),
+        (["--repair", "-c", "leakage"], "run the verbatim check too"),
+        (["-c", "nope"], "unknown check 'nope'; known checks: evidence,"),
     ]:
         result = runner.invoke(app, ["filter", *args, "-w", str(ws.root)])
         assert result.exit_code == 2 and needle in result.output, result.output
         assert "repair=True" not in result.output and "checks=" not in result.output
+        dry = runner.invoke(app, ["filter", *args, "--dry-run", "-w", str(ws.root)])  # checked the same way
+        assert dry.exit_code == 2 and dry.output == result.output, dry.output
     assert ws.pairs_path.read_bytes() == before
+
+
+def test_an_unknown_check_is_one_line_in_the_librarys_wording(tmp_path: Path, no_llm_env: None) -> None:
+    from goldset.filters.registry import CHECKS
+
+    ws = make_workspace(tmp_path / "ws", _pairs())
+    result = runner.invoke(app, ["filter", "-c", "verbatim", "-c", "nope", "-w", str(ws.root)])
+    assert result.exit_code == 2
+    assert result.output == f"error: unknown check 'nope'; known checks: {', '.join(CHECKS)}\n"
 
 
 def test_an_experts_rejection_stands_when_the_checks_pass(tmp_path: Path, no_llm_env: None) -> None:

@@ -147,6 +147,17 @@ def test_bad_generate_setting_is_a_config_error(ws: Workspace, fake: FakeOpenAI)
     assert result.exit_code == 2 and "generate.pairs_per_chunk" in result.output and fake.calls == 0
 
 
+def test_out_of_range_options_are_the_settings_one_line_errors(ws: Workspace, fake: FakeOpenAI) -> None:
+    """--pairs-per-chunk and --concurrency are settings: GenerationSettings holds their bounds, not the CLI."""
+    for args, message in [
+        (["--pairs-per-chunk", "30"], "option generate.pairs_per_chunk: Input should be less than or equal to 20"),
+        (["-j", "0"], "option generate.concurrency: Input should be greater than or equal to 1"),
+    ]:
+        result = runner.invoke(app, ["generate", "-w", str(ws.root), *args])
+        assert result.exit_code == 2 and result.output == f"error: {message}\n", result.output
+    assert fake.calls == 0 and not ws.pairs_path.exists()
+
+
 # -------------------------------------------------------------------------------------------- kill -9 resume
 
 

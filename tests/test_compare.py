@@ -129,7 +129,7 @@ def test_runs_scored_with_different_settings_are_refused_naming_them(tmp_path: P
         UsageError, match=r'different settings: conciseness\.max_ratio \(2\.0 vs 3\.0\); matcher \("auto" vs "text"\)'
     ):
         compare_runs(a, b)
-    with pytest.raises(UsageError, match="allow_different_settings=True"):
+    with pytest.raises(UsageError, match="compare them anyway with allow_different_settings"):
         compare_runs(a, b)
     cmp = compare_runs(a, b, allow_different_settings=True, n_resamples=200)
     assert cmp.setting_differences == ["conciseness.max_ratio (2.0 vs 3.0)", 'matcher ("auto" vs "text")']

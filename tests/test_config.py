@@ -3,6 +3,7 @@ that name where the bad value came from, and secrets."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -110,7 +111,29 @@ def test_validator_messages_lose_pydantics_prefix(ws: Workspace) -> None:
     ws.config_path.write_text("kb:\n  target_tokens: 400\n  max_tokens: 300\n", encoding="utf-8")
     with pytest.raises(ConfigError) as err:
         load_settings(ws)
-    assert "kb.max_tokens: must be at least target_tokens" in str(err.value) and "Value error" not in str(err.value)
+    assert str(err.value).startswith(f"{ws.config_path}: kb.max_tokens: max_tokens (300) is below target_tokens (400)")
+    assert "Value error" not in str(err.value)
+
+
+def test_chunk_sizes_that_do_not_fit_name_the_one_set_last(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    """KBSettings checks the sizes against each other once; the error names the setting of the pair set with the
+    highest precedence (where the user changed something), not the goldset.yaml value it clashes with."""
+    from pydantic import ValidationError
+
+    from goldset.kb.settings import KBSettings
+
+    below = "max_tokens (700) is below target_tokens (800); chunks aim at target_tokens and never exceed max_tokens"
+    ws.config_path.write_text("kb:\n  target_tokens: 350\n  max_tokens: 700\n  min_tokens: 60\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=rf"^option kb\.target_tokens: {re.escape(below)}"):
+        load_settings(ws, kb={"target_tokens": 800})
+    monkeypatch.setenv("GOLDSET_KB__MIN_TOKENS", "500")
+    with pytest.raises(ConfigError, match=r"^environment variable GOLDSET_KB__MIN_TOKENS: kb\.min_tokens: min_tokens "
+                                          r"\(500\) is above target_tokens \(350\)"):  # fmt: skip
+        load_settings(ws)
+    monkeypatch.delenv("GOLDSET_KB__MIN_TOKENS")
+    assert load_settings(ws, kb={"target_tokens": 800, "max_tokens": 900}).kb.max_tokens == 900
+    with pytest.raises(ValidationError, match=re.escape(below)):  # the library's own settings: the same wording
+        KBSettings(target_tokens=800)
 
 
 def test_find_workspace_walks_up_and_fails_clearly(ws: Workspace, tmp_path_factory: pytest.TempPathFactory) -> None:

@@ -114,7 +114,7 @@ def test_a_folder_without_a_manifest_is_evaluated_with_a_note(tmp_path: Path, mo
     folder = make_dataset(tmp_path / "data")
     (folder / "manifest.json").unlink()
     run = write_run_file(tmp_path / "run.jsonl", [perfect_sample(p) for p in evaluated_pairs()])
-    result = evaluate(folder, run_file=run, out_dir=tmp_path / "out")
+    result = evaluate(folder, run=run, out_dir=tmp_path / "out")
     notes = [n for n in result.notes if "no manifest.json" in n]
     assert notes and "identified by the hash of its files" in notes[0]
     assert notes[0] in result.summary.notes

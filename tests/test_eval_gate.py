@@ -74,14 +74,14 @@ def test_evaluate_checks_the_gate_against_a_baseline_run(tmp_path: Path, monkeyp
     pairs = evaluated_pairs()
     good = write_run_file(tmp_path / "good.jsonl", [perfect_sample(p) for p in pairs])
     poor = write_run_file(tmp_path / "poor.jsonl", [poor_sample(p) for p in pairs])
-    base = evaluate(data, run_file=good, out_dir=tmp_path / "runs" / "base")
+    base = evaluate(data, run=good, out_dir=tmp_path / "runs" / "base")
     thresholds = tmp_path / "gate.yaml"
     thresholds.write_text(
         "min: {recall@5: 0.5}\nrelative:\n  baseline: runs/base\n  metrics: {mrr: 0.95}\n", encoding="utf-8"
     )
-    ok = evaluate(data, run_file=good, thresholds=thresholds, out_dir=tmp_path / "runs" / "ok")
+    ok = evaluate(data, run=good, thresholds=thresholds, out_dir=tmp_path / "runs" / "ok")
     assert ok.gate is not None and ok.gate.passed and ok.passed
-    bad = evaluate(data, run_file=poor, thresholds=thresholds, out_dir=tmp_path / "runs" / "bad")
+    bad = evaluate(data, run=poor, thresholds=thresholds, out_dir=tmp_path / "runs" / "bad")
     assert bad.gate is not None and not bad.passed
     assert {r.metric for r in bad.gate.failures} == {"recall@5", "mrr"}
     assert (tmp_path / "runs" / "bad" / "summary.json").is_file()  # the run is kept even when the gate fails
@@ -155,7 +155,7 @@ def test_a_relative_gate_refuses_a_baseline_scored_with_other_settings(
     monkeypatch.chdir(tmp_path)
     data = make_dataset(tmp_path / "data")
     good = write_run_file(tmp_path / "good.jsonl", [perfect_sample(p) for p in evaluated_pairs()])
-    evaluate(data, run_file=good, out_dir=tmp_path / "runs" / "base", settings=EvalSettings(matcher="chunk_id"))
+    evaluate(data, run=good, out_dir=tmp_path / "runs" / "base", settings=EvalSettings(matcher="chunk_id"))
     gate = tmp_path / "gate.yaml"
     gate.write_text("relative:\n  baseline: runs/base\n  metrics: {mrr: 0.95}\n", encoding="utf-8")
     calls: list[str] = []
@@ -168,7 +168,7 @@ def test_a_relative_gate_refuses_a_baseline_scored_with_other_settings(
         evaluate(data, target=system, thresholds=gate, out_dir=tmp_path / "runs" / "new")
     assert calls == [] and not (tmp_path / "runs" / "new").exists()
     allowed = evaluate(
-        data, run_file=good, thresholds=gate, out_dir=tmp_path / "runs" / "new", allow_different_settings=True
+        data, run=good, thresholds=gate, out_dir=tmp_path / "runs" / "new", allow_different_settings=True
     )
     assert allowed.gate is not None and allowed.gate.passed
     assert any("different settings: matcher" in n for n in allowed.summary.notes)

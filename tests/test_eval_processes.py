@@ -37,8 +37,8 @@ def test_scores_from_several_processes_equal_those_of_one(tmp_path: Path, monkey
     monkeypatch.chdir(tmp_path)
     data = make_dataset(tmp_path / "data", version="v1")
     run = write_run_file(tmp_path / "run.jsonl", _mixed_samples())
-    one = evaluate(data, run_file=run, out_dir=tmp_path / "one", settings=EvalSettings(score_processes=1))
-    many = evaluate(data, run_file=run, out_dir=tmp_path / "many", settings=EvalSettings(score_processes=4))
+    one = evaluate(data, run=run, out_dir=tmp_path / "one", settings=EvalSettings(score_processes=1))
+    many = evaluate(data, run=run, out_dir=tmp_path / "many", settings=EvalSettings(score_processes=4))
     assert one.summary.n_failed > 0 and 0 < one.summary.overall["recall@5"] < 1  # a mixed run, not a trivial one
     assert (tmp_path / "many" / "scores.jsonl").read_bytes() == (tmp_path / "one" / "scores.jsonl").read_bytes()
     summaries = [json.loads((tmp_path / name / "summary.json").read_text()) for name in ("one", "many")]
@@ -136,7 +136,7 @@ def test_a_bad_line_after_scoring_started_leaves_no_process_behind(
     before = _children()
     two = EvalSettings(score_processes=2)
     with pytest.raises(RecordError, match="appears twice"):
-        evaluate(data, run_file=tmp_path / "run.jsonl", out_dir=tmp_path / "out", settings=two)
+        evaluate(data, run=tmp_path / "run.jsonl", out_dir=tmp_path / "out", settings=two)
     assert _children() == before and not (tmp_path / "out").exists()
 
 

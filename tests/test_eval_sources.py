@@ -45,7 +45,7 @@ def perfect_samples() -> list[Any]:
 
 def test_a_perfect_run_file_scores_perfect_retrieval(data: Path, tmp_path: Path) -> None:
     run = write_run_file(tmp_path / "run.jsonl", perfect_samples())
-    result = evaluate(data, run_file=run, out_dir=tmp_path / "out")
+    result = evaluate(data, run=run, out_dir=tmp_path / "out")
     assert result.summary.n_failed == 0
     assert result.summary.overall["recall@5"] == pytest.approx(1.0)
     assert result.summary.overall["correct_refusal"] == pytest.approx(1.0)
@@ -61,7 +61,7 @@ def test_a_perfect_run_file_scores_perfect_retrieval(data: Path, tmp_path: Path)
 def test_missing_pairs_count_as_failures_not_dropped(data: Path, tmp_path: Path) -> None:
     samples = perfect_samples()
     run = write_run_file(tmp_path / "run.jsonl", samples[:-3])
-    result = evaluate(data, run_file=run, out_dir=tmp_path / "out")
+    result = evaluate(data, run=run, out_dir=tmp_path / "out")
     n = len(samples)
     assert result.summary.n_samples == n
     assert result.summary.n_failed == 3
@@ -81,35 +81,35 @@ def test_malformed_line_names_file_and_line(data: Path, tmp_path: Path) -> None:
     run = tmp_path / "run.jsonl"
     run.write_text(perfect_samples()[0].model_dump_json() + "\n{not json\n", encoding="utf-8")
     with pytest.raises(RecordError, match=r"run\.jsonl:2: not valid JSON"):
-        evaluate(data, run_file=run, out_dir=tmp_path / "out")
+        evaluate(data, run=run, out_dir=tmp_path / "out")
     assert not (tmp_path / "out").exists()
 
 
 def test_schema_error_names_the_field(data: Path, tmp_path: Path) -> None:
     run = write_run_file(tmp_path / "run.jsonl", [{"pair_id": "qa-port", "answer": "8080", "contexts": "oops"}])
     with pytest.raises(RecordError, match=r"run\.jsonl:1: invalid RunSample: contexts"):
-        evaluate(data, run_file=run)
+        evaluate(data, run=run)
 
 
 def test_unknown_pair_ids_are_listed(data: Path, tmp_path: Path) -> None:
     samples = [*perfect_samples(), {"pair_id": "qa-nope-1", "answer": "x"}, {"pair_id": "qa-nope-2", "answer": "y"}]
     run = write_run_file(tmp_path / "run.jsonl", samples)
     with pytest.raises(InputError, match=r"2 pair id\(s\) not in dataset.*qa-nope-1, qa-nope-2"):
-        evaluate(data, run_file=run)
+        evaluate(data, run=run)
 
 
 def test_empty_context_text_is_an_error(data: Path, tmp_path: Path) -> None:
     bad = {"pair_id": "qa-port", "answer": "8080", "contexts": [{"text": "ok"}, {"text": "   "}]}
     run = write_run_file(tmp_path / "run.jsonl", [bad])
     with pytest.raises(RecordError, match=r"run\.jsonl:1: contexts\[1\]\.text is empty"):
-        evaluate(data, run_file=run)
+        evaluate(data, run=run)
 
 
 def test_samples_without_contexts_are_noted(data: Path, tmp_path: Path) -> None:
     samples = perfect_samples()
     samples[0] = samples[0].model_copy(update={"contexts": []})
     run = write_run_file(tmp_path / "run.jsonl", samples)
-    result = evaluate(data, run_file=run, out_dir=tmp_path / "out")
+    result = evaluate(data, run=run, out_dir=tmp_path / "out")
     assert any("no retrieved contexts" in n for n in result.notes)
     assert result.summary.overall["recall@5"] < 1.0
 
@@ -118,31 +118,31 @@ def test_duplicate_pair_is_an_error(data: Path, tmp_path: Path) -> None:
     s = perfect_samples()[0]
     run = write_run_file(tmp_path / "run.jsonl", [s, s])
     with pytest.raises(RecordError, match="appears twice"):
-        evaluate(data, run_file=run)
+        evaluate(data, run=run)
 
 
 def test_empty_run_file_is_an_error(data: Path, tmp_path: Path) -> None:
     run = tmp_path / "run.jsonl"
     run.write_text("\n", encoding="utf-8")
     with pytest.raises(InputError, match="holds no samples"):
-        evaluate(data, run_file=run)
+        evaluate(data, run=run)
 
 
 def test_sidecar_meta_of_another_version_is_refused(data: Path, tmp_path: Path) -> None:
     run = write_run_file(tmp_path / "run.jsonl", perfect_samples())
     (tmp_path / "run.meta.json").write_text(json.dumps({"dataset_version": "v0"}), encoding="utf-8")
     with pytest.raises(InputError, match="dataset version v0, not v1"):
-        evaluate(data, run_file=run)
+        evaluate(data, run=run)
     (tmp_path / "run.meta.json").write_text(json.dumps({"manifest_hash": "0123456789abcdef"}), encoding="utf-8")
     with pytest.raises(InputError, match="hash 0123456789abcdef"):
-        evaluate(data, run_file=run)
+        evaluate(data, run=run)
 
 
 def test_a_stored_run_can_be_rescored(data: Path, tmp_path: Path) -> None:
     """runs/<id>/samples.jsonl.zst with its meta.json beside it is a valid run file for the same dataset."""
     run = write_run_file(tmp_path / "run.jsonl", perfect_samples()[:-1])
-    first = evaluate(data, run_file=run, out_dir=tmp_path / "first")
-    again = evaluate(data, run_file=tmp_path / "first" / "samples.jsonl.zst", out_dir=tmp_path / "again")
+    first = evaluate(data, run=run, out_dir=tmp_path / "first")
+    again = evaluate(data, run=tmp_path / "first" / "samples.jsonl.zst", out_dir=tmp_path / "again")
     assert again.summary.overall == first.summary.overall
     assert again.summary.n_failed == first.summary.n_failed == 1
     assert (tmp_path / "again" / "scores.jsonl").read_bytes() == (tmp_path / "first" / "scores.jsonl").read_bytes()
@@ -156,7 +156,7 @@ def test_a_damaged_compressed_run_file_is_an_input_error(data: Path, tmp_path: P
     for name, raw in (("cut.jsonl.zst", packed[: len(packed) // 2]), ("junk.jsonl.zst", b"not zstd at all" * 9)):
         (tmp_path / name).write_bytes(raw)
         with pytest.raises(InputError, match=f"{name}: cannot be read as zstd"):
-            evaluate(data, run_file=tmp_path / name, out_dir=tmp_path / "out")
+            evaluate(data, run=tmp_path / name, out_dir=tmp_path / "out")
         assert not (tmp_path / "out").exists()
 
 
@@ -167,7 +167,7 @@ def test_run_folders_store_the_samples_compressed_and_read_every_form(data: Path
     from goldset.schema import RunSample
 
     run = write_run_file(tmp_path / "run.jsonl", perfect_samples())
-    evaluate(data, run_file=run, out_dir=tmp_path / "out")
+    evaluate(data, run=run, out_dir=tmp_path / "out")
     folder = tmp_path / "out"
     assert sorted(f.name for f in folder.iterdir() if f.name.startswith("samples")) == ["samples.jsonl.zst"]
     lines = zstd().decompress((folder / "samples.jsonl.zst").read_bytes()).decode("utf-8").splitlines()
@@ -188,7 +188,7 @@ def test_a_run_file_with_a_byte_order_mark_is_read(data: Path, tmp_path: Path) -
     run = tmp_path / "run.jsonl"
     run.write_bytes(b"\xef\xbb\xbf" + "".join(s.model_dump_json() + "\n" for s in perfect_samples()).encode())
     (tmp_path / "run.meta.json").write_bytes(b'\xef\xbb\xbf{"dataset_version": "v1"}')  # Windows editors add one
-    result = evaluate(data, run_file=run, out_dir=tmp_path / "out")
+    result = evaluate(data, run=run, out_dir=tmp_path / "out")
     assert result.summary.n_failed == 0 and result.summary.overall["recall@5"] == pytest.approx(1.0)
 
 
@@ -199,16 +199,44 @@ def test_a_bad_byte_is_reported_on_its_own_line(data: Path, tmp_path: Path) -> N
     run = tmp_path / "run.jsonl"
     run.write_bytes(b"\n".join([*good[:2], bad, *good[2:]]) + b"\n")
     with pytest.raises(RecordError, match=r"run\.jsonl:3: not UTF-8 text"):
-        evaluate(data, run_file=run, out_dir=tmp_path / "out")
+        evaluate(data, run=run, out_dir=tmp_path / "out")
     assert not (tmp_path / "out").exists()
     assert not list(tmp_path.glob(".*"))  # the samples compressed before the bad line are not left behind
 
 
+#: The one wording of a wrong choice of source, from the library and from `goldset eval` (tests/test_cli_eval.py).
+ONE_SOURCE = "give exactly one of run (a run file), target (module:function), endpoint (a URL) or baseline (bm25)"
+
+
 def test_exactly_one_source(data: Path, tmp_path: Path) -> None:
-    with pytest.raises(UsageError, match="exactly one"):
+    with pytest.raises(UsageError) as none:
         evaluate(data)
-    with pytest.raises(UsageError, match=r"exactly one of run_file, target or endpoint \(got run_file and target\)"):
-        evaluate(data, run_file=tmp_path / "x.jsonl", target="bm25")
+    assert str(none.value) == f"{ONE_SOURCE} (got none)"
+    with pytest.raises(UsageError) as two:
+        evaluate(data, run=tmp_path / "x.jsonl", baseline="bm25")
+    assert str(two.value) == f"{ONE_SOURCE} (got run and baseline)"
+    with pytest.raises(UsageError, match=r"\(got run and target\)$"):
+        evaluate(data, run=tmp_path / "x.jsonl", target="bm25")
+    with pytest.raises(UsageError, match=r"^baseline 'dense': the built-in baseline is bm25$"):
+        evaluate(data, baseline="dense")
+    with pytest.raises(UsageError, match=r"^kb is the corpus of the bm25 baseline; give it with baseline bm25$"):
+        evaluate(data, run=tmp_path / "x.jsonl", kb=tmp_path)
+    assert not (tmp_path / "runs").exists()
+
+
+def test_the_bm25_baseline_by_its_keyword(data: Path, tmp_path: Path) -> None:
+    result = evaluate(data, baseline="bm25", out_dir=tmp_path / "out")
+    assert result.meta.target is not None and result.meta.target.startswith("target:goldset.baselines.bm25:answer")
+    assert "bm25-baseline" in result.run_id
+
+
+def test_run_file_is_the_deprecated_name_of_run(data: Path, tmp_path: Path) -> None:
+    run = write_run_file(tmp_path / "run.jsonl", perfect_samples())
+    with pytest.warns(DeprecationWarning, match=r"evaluate\(run_file=...\) is deprecated"):
+        old = evaluate(data, run_file=run, out_dir=tmp_path / "old")
+    assert old.meta.target == f"file:{run}" and old.summary.n_samples == len(evaluated_pairs())
+    with pytest.warns(DeprecationWarning), pytest.raises(UsageError, match="not as run_file too"):
+        evaluate(data, run=run, run_file=run)
 
 
 # --------------------------------------------------------------------------------------------------- callables
@@ -438,8 +466,8 @@ def test_the_workspace_is_taken_as_everywhere(data: Path, tmp_path: Path) -> Non
     (tmp_path / "ws" / "goldset.yaml").write_text("eval:\n  ks: [2]\n", encoding="utf-8")
     (tmp_path / "ws" / "sub").mkdir()
     run = write_run_file(tmp_path / "run.jsonl", perfect_samples())
-    result = evaluate(data, run_file=run, ws=tmp_path / "ws" / "sub", out_dir=tmp_path / "out")
+    result = evaluate(data, run=run, ws=tmp_path / "ws" / "sub", out_dir=tmp_path / "out")
     assert result.meta.metric_config["ks"] == [2] and "recall@2" in result.summary.overall
     (tmp_path / "elsewhere").mkdir()
     with pytest.raises(WorkspaceError, match="not inside a goldset workspace"):
-        evaluate(data, run_file=run, ws=tmp_path / "elsewhere")
+        evaluate(data, run=run, ws=tmp_path / "elsewhere")

@@ -134,7 +134,7 @@ def test_repair_rewrites_copied_answer_and_keeps_original(tmp_path: Path, fake_l
 
 def test_repair_needs_the_llm(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
     ws = make_workspace(tmp_path / "ws", _pairs())
-    with pytest.raises(UsageError, match="repair=True needs the LLM"):
+    with pytest.raises(UsageError, match="repair needs the LLM"):
         run_filters(ws, repair=True, use_llm=False)
 
 

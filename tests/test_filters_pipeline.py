@@ -151,9 +151,24 @@ def test_bad_config_is_an_error_before_any_work(tmp_path: Path, no_llm_env: None
     assert ws.pairs_path.read_text(encoding="utf-8") == "not json\n"
 
 
-def test_unknown_requested_check(ws) -> None:
-    with pytest.raises(ConfigError, match="unknown check 'nope'"):
-        run_filters(ws, checks=["nope"])
+def test_an_unknown_check_has_one_wording_wherever_it_is_named(ws) -> None:
+    """checks=, the registry and goldset.yaml's filter.checks share one check and one message (so does `goldset
+    filter --check`: tests/test_cli_filter.py)."""
+    from goldset.filters.registry import CHECKS, get
+
+    wording = f"unknown check 'nope'; known checks: {', '.join(CHECKS)}"
+    before = ws.pairs_path.read_bytes()
+    with pytest.raises(ConfigError) as by_keyword:
+        run_filters(ws, checks=["verbatim", "nope"])
+    assert str(by_keyword.value) == wording
+    with pytest.raises(ConfigError) as by_name:
+        get("nope")
+    assert str(by_name.value) == wording
+    ws.config_path.write_text("filter:\n  checks:\n    verbatim: {}\n    nope: {}\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as in_config:
+        run_filters(ws)
+    assert str(in_config.value) == f"{ws.config_path}: filter.checks: {wording}"
+    assert ws.pairs_path.read_bytes() == before
 
 
 def test_workspace_as_a_path_or_found_from_the_current_folder(
@@ -174,10 +189,10 @@ def test_workspace_as_a_path_or_found_from_the_current_folder(
 @pytest.mark.parametrize(
     ("kwargs", "error", "needle"),
     [
-        ({"checks": ["nope"]}, ConfigError, "checks: unknown check 'nope'"),
-        ({"repair": True, "use_llm": False}, UsageError, "repair=True needs the LLM"),
-        ({"repair": True, "checks": ["leakage"]}, UsageError, "include it in checks="),
-        ({"against": "nowhere"}, InputError, "against= needs a dataset folder"),
+        ({"checks": ["nope"]}, ConfigError, "unknown check 'nope'; known checks: evidence, answer_present"),
+        ({"repair": True, "use_llm": False}, UsageError, "repair needs the LLM"),
+        ({"repair": True, "checks": ["leakage"]}, UsageError, "run the verbatim check too"),
+        ({"against": "nowhere"}, InputError, "against needs a dataset folder"),
     ],
 )
 def test_library_errors_name_parameters_not_options(ws, kwargs: dict, error: type, needle: str) -> None:

@@ -64,19 +64,20 @@ def test_every_format_exports_from_the_cli(ws: Path) -> None:
         assert f"wrote {len(interop_data.make_pairs())} pair(s)" in result.output
 
 
-def test_errors_are_one_line_naming_the_options(ws: Path) -> None:
+def test_errors_are_one_line_in_the_librarys_wording(ws: Path) -> None:
     (ws / "theirs.jsonl").write_text(json.dumps({"user_input": "Which port?", "reference": "7070"}) + "\n",
                                      encoding="utf-8")  # fmt: skip
     cases = [
         (["import", "theirs.jsonl", "-f", "ragas"], "theirs.jsonl:1: no question type (the file does not give one); "
-                                                    "pass --type"),
-        (["export", "-f", "parquet"], "error: --format 'parquet': expected one of ragas, deepeval, hf, labelstudio"),
-        (["export", "-f", "ragas", "--status", "golden-ish"], "error: --status 'golden-ish': expected one of"),
-        (["export", "-f", "csv", "--contexts", "chunks"], "error: --contexts 'chunks': the csv format has no"),
+                                                    "give question_type"),
+        (["export", "-f", "parquet"], "error: format 'parquet': expected one of ragas, deepeval, hf, labelstudio"),
+        (["export", "-f", "ragas", "--status", "golden-ish"], "error: status 'golden-ish': expected one of"),
+        (["export", "-f", "csv", "--contexts", "chunks"], "error: contexts 'chunks': the csv format has no"),
         (["export", "-f", "csv", "--run", "runs/x"], "error: --run: a run is exported for RAGAS only"),
-        (["import", "theirs.jsonl", "-f", "ragas", "--type", "opinion"], "error: --type 'opinion': expected one of"),
+        (["import", "theirs.jsonl", "-f", "ragas", "--question-type", "opinion"],
+         "error: question_type 'opinion': expected one of"),
         (["import", "theirs.jsonl", "-f", "ragas", "--type", "factual", "--out", "data"],
-         "error: --out data: already holds a dataset"),
+         "error: out data: already holds a dataset"),
         (["export", "-f", "csv", "--dataset", "v9.9.9"], "error: v9.9.9: no such dataset folder"),
     ]  # fmt: skip
     for args, message in cases:
@@ -155,7 +156,7 @@ def test_a_run_folder_exports_as_ragas_rows_with_goldsets_scores(eval_ws: Path) 
     write_dataset(eval_ws / "data", changed, chunks)
     refused = runner.invoke(app, ["export", "-f", "ragas", "--run", str(run_dir)])
     assert refused.exit_code == 2 and "scored against dataset content" in refused.output
-    assert "pass --dataset" in refused.output
+    assert "give dataset, the dataset or release the run was scored against" in refused.output
 
 
 def test_a_run_file_exports_against_the_workspace_dataset(eval_ws: Path) -> None:

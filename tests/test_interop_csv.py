@@ -92,7 +92,7 @@ def test_a_hand_written_sheet_is_imported(tmp_path: Path) -> None:
         'A quote that is nowhere",,bob\r\n'
         '"袋熊需要哪个版本的 Python？","3.12 或更高。",factual,袋熊需要 Python 3.12 或更高版本。,,\r\n'
     ), bom=False)  # fmt: skip
-    with pytest.raises(InputError, match=r"mine\.csv: row 4: no question type .*question_type="):
+    with pytest.raises(InputError, match=r"mine\.csv: row 4: no question type .*give question_type \("):
         import_pairs("csv", sheet, out=tmp_path / "a", corpus=corpus)
     report = import_pairs("csv", sheet, out=tmp_path / "b", corpus=corpus, question_type="factual")
     got = {p.question: p for p in report.pairs}

@@ -68,7 +68,7 @@ def run_eval(tmp_path: Path, samples: list[RunSample], name: str = "run", **kw: 
     if not data.exists():
         make_dataset(data)
     run_file = write_run_file(tmp_path / f"{name}.jsonl", samples)
-    return evaluate(data, run_file=run_file, out_dir=tmp_path / "runs" / name, **kw)
+    return evaluate(data, run=run_file, out_dir=tmp_path / "runs" / name, **kw)
 
 
 def by_id(result: EvalResult) -> dict[str, Any]:
@@ -180,18 +180,18 @@ def test_rescoring_makes_no_call_and_the_dry_run_sees_the_journal(fake: FakeOpen
     samples[0] = sample(samples[0].pair_id, DEBUG_ANSWER, CONFIG, CACHE)
     make_dataset(tmp_path / "data")
     run_file = write_run_file(tmp_path / "run.jsonl", samples)
-    before = estimate_judging(tmp_path / "data", run_file=run_file)
+    before = estimate_judging(tmp_path / "data", run=run_file)
     assert fake.calls == 0, "the dry run calls nothing"
-    first = evaluate(tmp_path / "data", run_file=run_file, out_dir=tmp_path / "runs" / "a")
+    first = evaluate(tmp_path / "data", run=run_file, out_dir=tmp_path / "runs" / "a")
     assert (before.calls, before.cached, before.max_calls_per_sample) == (fake.calls, 0, 3)
     assert before.prompt_tokens > 0 and before.cost_usd is None  # the fake judge model has no price
     calls = fake.calls
-    again = evaluate(tmp_path / "data", run_file=run_file, out_dir=tmp_path / "runs" / "b")
+    again = evaluate(tmp_path / "data", run=run_file, out_dir=tmp_path / "runs" / "b")
     assert fake.calls == calls, "re-scoring a run makes 0 judge calls"
     assert again.meta.judge is not None and again.meta.judge.calls["cache_hits"] == calls
     assert again.meta.judge.calls["calls"] == 0
     assert [s.metrics for s in again.scores] == [s.metrics for s in first.scores]
-    after = estimate_judging(tmp_path / "data", run_file=run_file)
+    after = estimate_judging(tmp_path / "data", run=run_file)
     assert (after.calls, after.cached, after.to_send, after.prompt_tokens) == (calls, calls, 0, 0)
 
 

@@ -24,8 +24,8 @@ def runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
     for s in good:
         s.latency.total_ms = 100.0 + len(s.pair_id) * 10
     poor = [poor_sample(p) for p in pairs[1:]]  # one pair missing
-    evaluate(data, run_file=write_run_file(tmp_path / "good.jsonl", good), out_dir=tmp_path / "good")
-    evaluate(data, run_file=write_run_file(tmp_path / "poor.jsonl", poor), out_dir=tmp_path / "poor")
+    evaluate(data, run=write_run_file(tmp_path / "good.jsonl", good), out_dir=tmp_path / "good")
+    evaluate(data, run=write_run_file(tmp_path / "poor.jsonl", poor), out_dir=tmp_path / "poor")
     return tmp_path / "good", tmp_path / "poor"
 
 

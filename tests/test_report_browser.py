@@ -35,7 +35,7 @@ def _open(driver: Any, page: Path) -> None:
 
 def test_the_example_report_draws_without_console_errors_or_empty_charts(driver: Any, tmp_path: Path) -> None:
     base = evaluate(GOLDEN, target="bm25", kb=KB, out_dir=tmp_path / "bm25")
-    run = evaluate(GOLDEN, run_file=RUN, out_dir=tmp_path / "run")
+    run = evaluate(GOLDEN, run=RUN, out_dir=tmp_path / "run")
     page = write_report(tmp_path / "report.html", read_run(run.folder), baseline=read_run(base.folder))
     _open(driver, page)
     assert chromium.console_errors(driver) == []

@@ -40,6 +40,12 @@ def label_studio_export(tasks: list[dict[str, Any]], verdict_of: dict[str, str])
 def test_sample_export_import_status_and_gate(tmp_path: Path) -> None:
     ws = make_workspace(tmp_path / "ws", 80)
     w = ["-w", str(ws.root)]
+    for args, message in [
+        (["--size", "30", "--fraction", "0.5"], "give fraction or size, not both"),
+        (["--size", "0"], "size must be a positive number of pairs, got 0"),
+    ]:  # the library's words
+        r = runner.invoke(app, ["review", "sample", *args, *w])
+        assert r.exit_code == 2 and r.output == f"error: {message}\n", r.output
     r = runner.invoke(app, ["review", "sample", "--size", "30", "--seed", "3", *w])
     assert r.exit_code == 0, r.output
     assert "round 1 (seed 3): 30 of 80 pairs" in r.output and "random part" in r.output

@@ -185,6 +185,10 @@ def test_bad_version_names_and_options(ws: Workspace) -> None:
     with pytest.raises(UsageError, match="not both"):
         release("1.0.0", message="m", bump="minor", ws=ws)
     assert "--bump" in _cli_error("release", "1.0.0", "--bump", "huge", "-m", "m", "-w", str(ws.root))
+    # the library's own checks, in its words, from the CLI too
+    both = _cli_error("release", "1.0.0", "--bump", "minor", "-m", "m", "-w", str(ws.root))
+    assert both == "error: give either a version (e.g. 1.2.0) or bump (major, minor, patch), not both or neither"
+    assert "a release needs a message" in _cli_error("release", "1.0.0", "-w", str(ws.root))
 
 
 def test_empty_golden_set_and_missing_kb(ws: Workspace, tmp_path: Path) -> None:

@@ -79,12 +79,8 @@ def build(
     from goldset.loop import BuildStopped, ReviewTarget
     from goldset.loop import build as run_build
 
-    if release is not None and not (message or "").strip():
-        raise UsageError("--release needs -m/--message saying what changed")
-    if message is not None and release is None:
-        raise UsageError("-m/--message is the release's message: give --release VERSION too")
-    if sample_fraction is not None and sample_size is not None:
-        raise UsageError("give --sample-fraction or --sample-size, not both")
+    # release, message and the sample's size are checked by goldset.build; the review stage reads sample_fraction
+    # (review.fraction) only when it starts, hours later: checked here now
     if sample_fraction is not None and not 0 < sample_fraction <= 1:
         raise UsageError(f"--sample-fraction {sample_fraction}: give a share between 0 and 1")
     if no_review and label_studio is not None:

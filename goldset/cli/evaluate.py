@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import gc
-import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -20,8 +17,6 @@ if TYPE_CHECKING:
 
 app = typer.Typer()
 
-#: The library's parameter names and the options that set them: a library error names its parameter, the CLI
-#: user reads the option.
 AllowDifferentSettings = Annotated[
     bool,
     typer.Option(
@@ -29,47 +24,6 @@ AllowDifferentSettings = Annotated[
         help="Compare with a run scored with other eval settings anyway (the differing settings are shown).",
     ),
 ]
-
-FLAGS = {
-    "run_file": "--run",
-    "target": "--target",
-    "endpoint": "--endpoint",
-    "sample": "--sample",
-    "kb": "--kb",
-    "out_dir": "--out",
-    "thresholds": "--thresholds",
-    "timeout_s": "--timeout",
-    "concurrency": "--concurrency",
-    "allow_different_settings": "--allow-different-settings",
-    "judge": "--judge",
-    "system_model": "--system-model",
-}
-
-
-_LEADING = re.compile(r"^(" + "|".join(FLAGS) + r")\b")
-_SET_TRUE = re.compile(r"\b(" + "|".join(FLAGS) + r")=True\b")
-
-
-def as_flags(text: str) -> str:
-    """A library message with the options' names: a leading parameter name (``target 'x': …``) and a parameter
-    set to True (``pass allow_different_settings=True``) become ``--target 'x': …`` and
-    ``pass --allow-different-settings``."""
-    text = _SET_TRUE.sub(lambda m: FLAGS[m[1]], text)
-    return _LEADING.sub(lambda m: FLAGS[m[1]], text)
-
-
-@contextmanager
-def _flag_names() -> Iterator[None]:
-    """Re-raise a library :class:`UsageError` with the options' names in place of the parameters' (:func:`as_flags`)."""
-    from goldset.errors import UsageError
-
-    try:
-        yield
-    except UsageError as exc:
-        text = as_flags(str(exc))
-        if text == str(exc):
-            raise
-        raise UsageError(text) from None
 
 
 def _gate_table(gate: GateResult) -> None:
@@ -146,23 +100,10 @@ def eval_(
     """Evaluate a RAG run against a dataset, write runs/<run-id>/ and check thresholds (exit 1 if not met)."""
     from goldset.cli._common import context
     from goldset.errors import GateFailed, UsageError
-    from goldset.evaluation.evaluator import evaluate
+    from goldset.evaluation.evaluator import check_source, evaluate
     from goldset.evaluation.report import summary_table
     from goldset.evaluation.scoring import overall_score_text
 
-    options = (("--run", run), ("--target", target), ("--endpoint", endpoint), ("--baseline", baseline))
-    sources = [flag for flag, value in options if value is not None]
-    if len(sources) != 1:
-        raise UsageError(
-            "give exactly one of --run FILE, --target MODULE:FUNCTION, --endpoint URL or --baseline bm25 "
-            f"(got {' and '.join(sources) if sources else 'none'})"
-        )
-    if baseline is not None:
-        if baseline != "bm25":
-            raise UsageError(f"--baseline {baseline!r}: the built-in baseline is bm25")
-        target = "bm25"
-    if kb is not None and baseline is None:
-        raise UsageError("--kb is the corpus of the bm25 baseline; use it with --baseline bm25")
     ctx = context(workspace, optional=True)
     if dataset is None:
         if ctx.ws is None:
@@ -172,16 +113,17 @@ def eval_(
     if dry_run:
         from goldset.evaluation.judge.estimate import estimate_judging
 
-        with _flag_names():
-            estimate = estimate_judging(dataset, run_file=run, ws=ctx, sample=sample, seed=seed, judge=judge)
+        check_source(run=run, target=target, endpoint=endpoint, baseline=baseline, kb=kb)
+        estimate = estimate_judging(dataset, run=run, ws=ctx, sample=sample, seed=seed, judge=judge)
         _print_estimate(estimate)
         return
-    with ProgressDisplay() as show, _flag_names():
+    with ProgressDisplay() as show:
         result = evaluate(
             dataset,
-            run_file=run,
+            run=run,
             target=target,
             endpoint=endpoint,
+            baseline=baseline,
             ws=ctx,
             sample=sample,
             seed=seed,
@@ -272,15 +214,9 @@ def compare(
 
     ws = optional_workspace(workspace)
     a, b = read_run(run_a, ws), read_run(run_b, ws)
-    with _flag_names():
-        cmp = compare_runs(
-            a,
-            b,
-            n_resamples=resamples,
-            seed=seed,
-            max_regressions=worst,
-            allow_different_settings=allow_different_settings,
-        )
+    cmp = compare_runs(
+        a, b, n_resamples=resamples, seed=seed, max_regressions=worst, allow_different_settings=allow_different_settings
+    )
     out = console()
     if cmp.setting_differences:
         err_console().print(
@@ -334,13 +270,12 @@ def report(
     current = read_run(run, ws)
     base = read_run(baseline, ws) if baseline else None
     if base is not None:
-        with _flag_names():
-            differ = check_comparable(
-                base.meta,
-                current.meta,
-                (str(base.folder), str(current.folder)),
-                allow_different_settings=allow_different_settings,
-            )
+        differ = check_comparable(
+            base.meta,
+            current.meta,
+            (str(base.folder), str(current.folder)),
+            allow_different_settings=allow_different_settings,
+        )
         if differ:
             err_console().print(f"warning: the runs were scored with different settings: {'; '.join(differ)}")
     out = console()

@@ -39,10 +39,9 @@ def filter_(
     from goldset.cli._common import context as find_ctx
     from goldset.filters import run_filters
 
-    _check_options(check, against, repair, no_llm)
     ws = find_ctx(workspace)
     if dry_run:
-        _print_dry_run(ws, against, no_llm)
+        _print_dry_run(ws, check, against, repair, no_llm)
         return
     with ProgressDisplay() as show:
         report = run_filters(ws, checks=check or None, against=against, repair=repair, use_llm=not no_llm,
@@ -50,25 +49,12 @@ def filter_(
     _print_report(report)
 
 
-def _check_options(check: list[str] | None, against: Path | None, repair: bool, no_llm: bool) -> None:
-    """The option mistakes the library would report by its parameter names, reported by the options' names."""
-    from goldset.errors import ConfigError, InputError, UsageError
-    from goldset.filters.registry import CHECKS
-
-    unknown = [n for n in check or () if n not in CHECKS]
-    if unknown:
-        raise ConfigError(f"--check {unknown[0]}: unknown check; known checks: {', '.join(CHECKS)}")
-    if repair and no_llm:
-        raise UsageError("--repair needs the LLM to rewrite answers; drop --no-llm")
-    if repair and check and "verbatim" not in check:
-        raise UsageError("--repair rewrites answers that fail the verbatim check; add -c verbatim")
-    if against is not None and not against.exists():
-        raise InputError(f"{against}: --against needs a dataset folder or a pairs .jsonl file; it does not exist")
-
-
-def _print_dry_run(ws: Context, against: Path | None, no_llm: bool) -> None:
+def _print_dry_run(ws: Context, check: list[str] | None, against: Path | None, repair: bool, no_llm: bool) -> None:
+    from goldset.filters.pipeline import resolve_checks
+    from goldset.filters.settings import FilterSettings
     from goldset.filters.stage_duplicates import estimate_duplicate_judge
 
+    resolve_checks(ws.section(FilterSettings), check, repair=repair, use_llm=not no_llm)  # the run's argument errors
     e = estimate_duplicate_judge(ws, against=against, use_llm=not no_llm)
     out = console()
     if not e.enabled:

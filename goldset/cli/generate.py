@@ -25,13 +25,13 @@ def generate(
         bool, typer.Option("--all", help="Also chunks that already have pairs (unchanged calls come from the cache).")
     ] = False,
     pairs_per_chunk: Annotated[
-        int | None, typer.Option("--pairs-per-chunk", min=1, max=20, help="Pairs asked for per call.")
+        int | None, typer.Option("--pairs-per-chunk", help="Pairs asked for per call (1 to 20).")
     ] = None,
     language: Annotated[
         str | None, typer.Option("--language", help="'auto' (each chunk's language) or a code: en, zh, …")
     ] = None,
     model: Annotated[str | None, typer.Option("--model", help="Model name (overrides the endpoint's).")] = None,
-    concurrency: Annotated[int | None, typer.Option("--concurrency", "-j", min=1, help="Calls in flight.")] = None,
+    concurrency: Annotated[int | None, typer.Option("--concurrency", "-j", help="Calls in flight.")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Call the model even when the journal has it.")] = False,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print calls, tokens and dollars a run would take; call nothing.")
@@ -43,7 +43,7 @@ def generate(
     from goldset.generation.runner import generate as run_generate
 
     given = {"pairs_per_chunk": pairs_per_chunk, "language": language, "concurrency": concurrency}
-    ctx = find_ctx(workspace, generate=given)
+    ctx = find_ctx(workspace, generate=given)  # GenerationSettings checks them: "option generate.pairs_per_chunk: …"
     if dry_run:
         from goldset.generation.estimate import estimate
 

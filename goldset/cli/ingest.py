@@ -32,32 +32,12 @@ def ingest(
 ) -> None:
     """Split Markdown, text, HTML and reStructuredText files into chunks; write the KB snapshot to .goldset/kb/."""
     from goldset.cli._common import context as find_ctx
-    from goldset.errors import UsageError
     from goldset.kb import NothingToIngest
     from goldset.kb import ingest as run_ingest
     from goldset.kb.settings import KBSettings
 
-    base_ctx = find_ctx(workspace)
-    if target_tokens is not None or max_tokens is not None or min_tokens is not None:
-        # Check the options against each other and the configured sizes, so the message names the option.
-        base = base_ctx.section(KBSettings)
-        target = target_tokens if target_tokens is not None else base.target_tokens
-        maximum = max_tokens if max_tokens is not None else base.max_tokens
-        minimum = min_tokens if min_tokens is not None else base.min_tokens
-        for name, value in (("--target-tokens", target_tokens), ("--max-tokens", max_tokens)):
-            if value is not None and value <= 0:
-                raise UsageError(f"{name} {value}: must be a positive number of tokens")
-        if maximum < target:
-            raise UsageError(
-                f"--max-tokens/--target-tokens: max_tokens ({maximum}) is below target_tokens ({target}); "
-                "give both options so that target <= max"
-            )
-        if minimum > target:
-            raise UsageError(
-                f"--min-tokens/--target-tokens: min_tokens ({minimum}) is above target_tokens ({target}); "
-                "give --min-tokens too, at most the target"
-            )
-    ctx = base_ctx.with_options(kb={"target_tokens": target_tokens, "max_tokens": max_tokens, "min_tokens": min_tokens})
+    # The sizes are checked by KBSettings, against each other and the configured ones: "option kb.max_tokens: …".
+    ctx = find_ctx(workspace, kb={"target_tokens": target_tokens, "max_tokens": max_tokens, "min_tokens": min_tokens})
     folder = docs_dir if docs_dir is not None else ctx.workspace.root / ctx.section(KBSettings).path
     err = err_console()
     try:

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
@@ -15,34 +12,6 @@ from goldset.cli._common import WorkspaceOption, console, err_console
 app = typer.Typer()
 
 FORMAT_NAMES = "ragas, deepeval, hf, labelstudio, csv"
-#: Library parameter → the option that sets it (a library error names its parameter; the CLI user reads the flag).
-FLAGS = {
-    "format": "--format",
-    "dataset": "--dataset",
-    "status": "--status",
-    "contexts": "--contexts",
-    "out": "--out",
-    "corpus": "--corpus",
-    "question_type": "--type",
-    "run": "--run",
-}
-_PARAM = re.compile(r"\b(" + "|".join(FLAGS) + r")=(?=\W|$)|^(" + "|".join(FLAGS) + r")\b(?=[ :])")
-
-
-def as_flags(text: str) -> str:
-    """``pass dataset=`` → ``pass --dataset``; a leading ``status 'x':`` → ``--status 'x':``."""
-    return _PARAM.sub(lambda m: FLAGS[m[1] or m[2]], text)
-
-
-@contextmanager
-def _flag_names() -> Iterator[None]:
-    from goldset.errors import GoldsetError
-
-    try:
-        yield
-    except GoldsetError as exc:
-        exc.args = (as_flags(str(exc)),)  # the message is args[0]: same error, same exit code, the flags' names
-        raise
 
 
 def _print_lines(title: str, lines: list[str], limit: int = 10) -> None:
@@ -91,16 +60,15 @@ def export(
     from goldset.errors import UsageError
     from goldset.interop.exporter import export_pairs, export_run
 
-    with _flag_names():
-        if run is not None:
-            if format != "ragas":
-                raise UsageError(f"--run: a run is exported for RAGAS only (--format ragas), not {format}")
-            if status != "golden":
-                raise UsageError("--status chooses pairs; a run export takes the run's samples")
-            report = export_run(run, out, dataset=dataset, contexts=contexts, ws=workspace)  # type: ignore[arg-type]
-        else:
-            report = export_pairs(format, out, dataset=dataset, status=status, contexts=contexts,  # type: ignore[arg-type]
-                                  license=license, ws=workspace)  # fmt: skip
+    if run is not None:
+        if format != "ragas":
+            raise UsageError(f"--run: a run is exported for RAGAS only (--format ragas), not {format}")
+        if status != "golden":
+            raise UsageError("--status chooses pairs; a run export takes the run's samples")
+        report = export_run(run, out, dataset=dataset, contexts=contexts, ws=workspace)  # type: ignore[arg-type]
+    else:
+        report = export_pairs(format, out, dataset=dataset, status=status, contexts=contexts,  # type: ignore[arg-type]
+                              license=license, ws=workspace)  # fmt: skip
     shown = ", ".join(str(f) for f in report.files)
     console().print(f"wrote {report.rows} {'sample' if run else 'pair'}(s) of {report.source} ({report.selection}) "
                     f"as {report.format} to {shown}", markup=False)  # fmt: skip
@@ -123,15 +91,17 @@ def import_(
         typer.Option("--corpus", help="Dataset folder, release or chunks .jsonl to find evidence in (besides the KB)."),
     ] = None,
     question_type: Annotated[
-        str | None, typer.Option("--type", help="Question type of rows whose file gives none (else they are refused).")
+        str | None,
+        typer.Option(
+            "--question-type", "--type", help="Question type of rows whose file gives none (else they are refused)."
+        ),
     ] = None,
     workspace: WorkspaceOption = None,
 ) -> None:
     """Import pairs from RAGAS, DeepEval, Hugging Face, Label Studio or CSV as candidates (then `goldset filter`)."""
     from goldset.interop.importer import import_pairs
 
-    with _flag_names():
-        report = import_pairs(format, file, out=out, corpus=corpus, question_type=question_type, ws=workspace)
+    report = import_pairs(format, file, out=out, corpus=corpus, question_type=question_type, ws=workspace)
     out_console = console()
     there = f", {len(report.already_there)} already there (left as they are)" if report.already_there else ""
     out_console.print(f"read {len(report.pairs)} pair(s) from {report.source}: {len(report.added)} added to "

@@ -47,13 +47,8 @@ def sample(
 ) -> None:
     """Draw a stratified, risk-first sample with a random part from the passed pairs not yet reviewed."""
     from goldset.cli._common import context as find_ctx
-    from goldset.errors import UsageError
     from goldset.review.sampling import sample as draw
 
-    if fraction is not None and size is not None:
-        raise UsageError("give --fraction or --size, not both")
-    if size is not None and size <= 0:
-        raise UsageError(f"--size must be a positive number of pairs, got {size}")
     r = draw(find_ctx(workspace), fraction=fraction, size=size, seed=seed, random_share=random_share, redraw=redraw)
     out = console()
     if r.discarded:

@@ -42,12 +42,8 @@ def release(
     from goldset.errors import UsageError
     from goldset.versioning.release import release as run_release
 
-    if not message.strip():
-        raise UsageError("-m/--message: a release needs a message saying what changed")
-    if bump is not None and bump not in ("major", "minor", "patch"):
+    if bump is not None and bump not in ("major", "minor", "patch"):  # the library sees it only once it has read git
         raise UsageError(f"--bump {bump!r}: expected major, minor or patch")
-    if (version is None) == (bump is None):
-        raise UsageError("give a VERSION (e.g. 1.2.0) or --bump major|minor|patch, not both or neither")
     ws = find_ctx(workspace)
     with ProgressDisplay() as show:
         report = run_release(version, message=message, bump=bump, allow_empty=allow_empty, ws=ws,  # type: ignore[arg-type]

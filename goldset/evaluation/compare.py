@@ -288,7 +288,7 @@ def check_comparable(
     shown = "; ".join(differ[:5]) + (f" (+{len(differ) - 5} more)" if len(differ) > 5 else "")
     raise UsageError(
         f"{la} and {lb} were scored with different settings: {shown}; their numbers are not comparable: re-score "
-        f"one run with the other's settings, or pass allow_different_settings=True to compare them anyway"
+        f"one run with the other's settings, or compare them anyway with allow_different_settings"
     )
 
 

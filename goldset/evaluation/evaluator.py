@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from goldset.schema import QAPair, RunMeta, RunSample, RunSummary, SampleScores
     from goldset.workspace import Workspace, WorkspaceLike
 
-__all__ = ["EvalResult", "evaluate"]
+__all__ = ["EvalResult", "check_source", "evaluate"]
 
 #: ``target`` names that mean the built-in BM25 baseline.
 BM25_TARGETS = ("bm25", "goldset.baselines.bm25:answer")
@@ -174,12 +174,57 @@ def _from_endpoint(
     return _Run(samples, safe.split("//", 1)[-1].split("/", 1)[0], f"endpoint:{safe}")
 
 
+def renamed_run(run: str | Path | None, run_file: str | Path | None, where: str) -> str | Path | None:
+    """``run``, or the value of its deprecated old name ``run_file`` (with a DeprecationWarning)."""
+    if run_file is None:
+        return run
+    import warnings
+
+    warnings.warn(f"{where}(run_file=...) is deprecated: the run file is now run= (as --run)", DeprecationWarning,
+                  stacklevel=3)  # fmt: skip
+    if run is not None:
+        from goldset.errors import UsageError
+
+        raise UsageError("give the run file as run, not as run_file too (run_file is its old name)")
+    return run_file
+
+
+def check_source(
+    *,
+    run: str | Path | None = None,
+    target: str | Callable[..., Any] | None = None,
+    endpoint: str | None = None,
+    baseline: str | None = None,
+    kb: str | Path | None = None,
+) -> str | Callable[..., Any] | None:
+    """Where a run comes from, checked once for :func:`evaluate` and the CLI's dry run: exactly one of ``run``,
+    ``target``, ``endpoint`` or ``baseline`` (``bm25``), and ``kb`` only with the bm25 baseline. Returns the target
+    to call (the baseline's, ``"bm25"``, for ``baseline``; None for a run file or an endpoint)."""
+    from goldset.errors import UsageError
+
+    sources = (("run", run), ("target", target), ("endpoint", endpoint), ("baseline", baseline))
+    given = [name for name, value in sources if value is not None]
+    if len(given) != 1:
+        raise UsageError(
+            "give exactly one of run (a run file), target (module:function), endpoint (a URL) or baseline (bm25) "
+            f"(got {' and '.join(given) if given else 'none'})"
+        )
+    if baseline is not None:
+        if baseline != "bm25":
+            raise UsageError(f"baseline {baseline!r}: the built-in baseline is bm25")
+        target = "bm25"
+    if kb is not None and target not in BM25_TARGETS:
+        raise UsageError("kb is the corpus of the bm25 baseline; give it with baseline bm25")
+    return target
+
+
 def evaluate(
     dataset: str | Path | Dataset,
     *,
-    run_file: str | Path | None = None,
+    run: str | Path | None = None,
     target: str | Callable[..., Any] | None = None,
     endpoint: str | None = None,
+    baseline: str | None = None,
     ws: WorkspaceLike | Context = None,
     settings: EvalSettings | None = None,
     sample: int | None = None,
@@ -193,16 +238,19 @@ def evaluate(
     judge: bool | None = None,
     system_model: str | None = None,
     progress: ProgressCallback | None = None,
+    run_file: str | Path | None = None,
 ) -> EvalResult:
     """Evaluate one run of a RAG system against ``dataset`` and write ``runs/<run-id>/``.
 
-    Exactly one of ``run_file``, ``target`` (``package.module:function``, a callable, or ``"bm25"`` for the
-    built-in baseline, which searches ``kb`` or else the workspace's knowledge base) or ``endpoint`` (URL) says
-    where the run comes from. ``ws`` is a :class:`Workspace`, a folder inside one, or None for the workspace around
-    the current folder (evaluation also works outside any workspace). Pairs the run lacks and questions that failed
-    count as failed samples. A relative threshold's baseline must be a run of the same dataset scored with the same
-    settings (``allow_different_settings`` lifts the second condition). The gate result is returned, not raised:
-    the CLI turns a failed gate into exit code 1.
+    Exactly one of ``run`` (a run file), ``target`` (``package.module:function`` or a callable), ``endpoint`` (URL)
+    or ``baseline`` (``"bm25"``, the built-in baseline, which searches ``kb`` or else the workspace's knowledge base;
+    ``target="bm25"`` means it too) says where the run comes from (the keywords are named like ``goldset eval``'s
+    options; ``run_file``, the old name of ``run``, still works with a DeprecationWarning). ``ws`` is a
+    :class:`Workspace`, a folder inside one, or None for the workspace around the current folder (evaluation also
+    works outside any workspace). Pairs the run lacks and questions that failed count as failed samples. A relative
+    threshold's baseline must be a run of the same dataset scored with the same settings
+    (``allow_different_settings`` lifts the second condition). The gate result is returned, not raised: the CLI
+    turns a failed gate into exit code 1.
 
     ``judge``: score the answers with the LLM judge (:mod:`goldset.evaluation.judge`: faithfulness, completeness,
     hallucination, relevancy...; at most 3 calls per sample, through the call journal). None (default): as
@@ -211,7 +259,7 @@ def evaluate(
     judge's (as is each sample's ``model``): a model judging its own answers is warned about.
     """
     from goldset.dataset import Dataset
-    from goldset.errors import InputError, UsageError
+    from goldset.errors import InputError
     from goldset.evaluation import datasets
     from goldset.evaluation.compare import check_comparable
     from goldset.evaluation.gate import Thresholds, check_gate, load_thresholds
@@ -223,12 +271,8 @@ def evaluate(
     from goldset.schema import RunMeta
     from goldset.schema.base import utcnow
 
-    given = [n for n, v in (("run_file", run_file), ("target", target), ("endpoint", endpoint)) if v is not None]
-    if len(given) != 1:
-        what = "none" if not given else " and ".join(given)
-        raise UsageError(f"give exactly one of run_file, target or endpoint (got {what})")
-    if kb is not None and target not in BM25_TARGETS:
-        raise UsageError("kb is the corpus of the bm25 baseline; give it together with target='bm25'")
+    run = renamed_run(run, run_file, "evaluate")
+    target = check_source(run=run, target=target, endpoint=endpoint, baseline=baseline, kb=kb)
 
     running = {"concurrency": concurrency, "timeout_s": timeout_s}
     ctx = Context.optional(ws, eval=running)
@@ -274,17 +318,17 @@ def evaluate(
     elif thresholds is not None:
         thresholds_path = Path(thresholds)
         gate_spec = load_thresholds(thresholds_path)
-    baseline: StoredRun | None = None
+    reference: StoredRun | None = None
     if gate_spec is not None and gate_spec.relative is not None:
-        baseline = _read_baseline(gate_spec.relative.baseline, ws, runs_dir, thresholds_path)
+        reference = _read_baseline(gate_spec.relative.baseline, ws, runs_dir, thresholds_path)
         differ = check_comparable(
-            baseline.meta, meta, (str(baseline.folder), "this run"), allow_different_settings=allow_different_settings
+            reference.meta, meta, (str(reference.folder), "this run"), allow_different_settings=allow_different_settings
         )
         if differ:
             notes.append(f"relative limits compare runs scored with different settings: {'; '.join(differ)}")
-        if baseline.meta.sample != meta.sample:
+        if reference.meta.sample != meta.sample:
             notes.append(
-                f"baseline {baseline.run_id} was run on {_questions(baseline.meta.sample)}, this run on "
+                f"baseline {reference.run_id} was run on {_questions(reference.meta.sample)}, this run on "
                 f"{_questions(meta.sample)}: relative limits compare different questions"
             )
 
@@ -295,21 +339,21 @@ def evaluate(
     folder = Path(out_dir) if out_dir is not None else runs_dir / "(run id)"
     store = SampleStore(folder.parent)
     # With a second core, the samples read first are scored while the rest of the run file is read.
-    overlap = run_file is not None and scoring_processes(settings, len(pairs)) > 1
+    overlap = run is not None and scoring_processes(settings, len(pairs)) > 1
     ahead = ScoringAhead(pairs, settings) if overlap else None
     try:
-        if run_file is not None:
+        if run is not None:
             with paused_gc():
-                run = _from_file(Path(run_file), data, pairs, fingerprint, store, ahead)
+                got = _from_file(Path(run), data, pairs, fingerprint, store, ahead)
         elif target is not None:
-            run = _from_target(target, data, pairs, settings, kb=kb, ws=ws, progress=progress)
+            got = _from_target(target, data, pairs, settings, kb=kb, ws=ws, progress=progress)
         else:
-            run = _from_endpoint(str(endpoint), pairs, settings, ctx, progress)
-        notes += run.notes
+            got = _from_endpoint(str(endpoint), pairs, settings, ctx, progress)
+        notes += got.notes
 
         # Stored samples carry their question, so a run folder reads on its own (report, compare).
         by_id = {p.id: p for p in pairs}
-        samples = run.samples
+        samples = got.samples
         for pid in sorted(samples):  # run files stored their lines as they were read; targets are stored by id
             if not samples[pid].question:
                 samples[pid] = samples[pid].model_copy(update={"question": by_id[pid].question})
@@ -325,8 +369,8 @@ def evaluate(
         if n_errors:
             notes.append(f"{n_errors} of {len(pairs)} question(s) failed in the system; they count against it")
 
-        run_id = make_run_id(run.label, fingerprint)
-        meta = meta.model_copy(update={"run_id": run_id, "target": run.target, "created_at": utcnow()})
+        run_id = make_run_id(got.label, fingerprint)
+        meta = meta.model_copy(update={"run_id": run_id, "target": got.target, "created_at": utcnow()})
         # Pairs without a sample are scored as missing (failed, worst values) by score_run, never dropped.
         with paused_gc():
             scores = score_run(pairs, samples, settings, ahead=ahead)
@@ -349,7 +393,7 @@ def evaluate(
         if ahead is not None:
             ahead.cancel()
 
-    gate = check_gate(summary, gate_spec, baseline.summary if baseline else None) if gate_spec else None
+    gate = check_gate(summary, gate_spec, reference.summary if reference else None) if gate_spec else None
     return EvalResult(
         run_id=run_id, folder=folder, meta=meta, summary=summary, scores=scores, samples=stored, gate=gate, notes=notes
     )

@@ -19,4 +19,4 @@ def read_against(path: Path | str) -> list[QAPair]:
         return read_dataset(path).pairs
     if path.is_file():
         return read_jsonl(path, QAPair)
-    raise InputError(f"{path}: against= needs a dataset folder or a pairs .jsonl file; it does not exist")
+    raise InputError(f"{path}: against needs a dataset folder or a pairs .jsonl file; it does not exist")

@@ -20,7 +20,7 @@ from goldset.errors import ConfigError, UsageError
 from goldset.filters import duplicates, groundedness
 from goldset.filters import repair as repair_mod
 from goldset.filters.inputs import read_against
-from goldset.filters.registry import CHECKS
+from goldset.filters.registry import CHECKS, unknown_check
 from goldset.filters.report import CheckCounts, FilterReport, count_verdicts
 from goldset.filters.run_state import FilterRun
 from goldset.filters.settings import FilterSettings
@@ -46,15 +46,28 @@ if TYPE_CHECKING:
 __all__ = ["FilterReport", "resolve_checks", "run_filters"]
 
 
-def resolve_checks(settings: FilterSettings, requested: Sequence[str] | None) -> list[str]:
-    """Names to run, in registry order: the requested ones (validated) or every enabled check; whether the judge
-    runs is decided later (it needs an endpoint)."""
+def resolve_checks(
+    settings: FilterSettings, requested: Sequence[str] | None, *, repair: bool = False, use_llm: bool = True
+) -> list[str]:
+    """Names to run, in registry order: the requested ones or every enabled check; whether the judge runs is
+    decided later (it needs an endpoint). The arguments are checked here, once, for :func:`run_filters` and for a
+    dry run alike: an unknown name (:func:`~goldset.filters.registry.unknown_check`), ``repair`` without the LLM
+    or without the verbatim check."""
     if requested:
-        unknown = [n for n in requested if n not in CHECKS]
-        if unknown:
-            raise ConfigError(f"checks: unknown check {unknown[0]!r}; known checks: {', '.join(CHECKS)}")
-        return [n for n in CHECKS if n in set(requested)]
-    return [n for n in CHECKS if settings.for_check(n).enabled is not False]
+        problem = unknown_check(requested)
+        if problem is not None:
+            raise ConfigError(problem)
+        names = [n for n in CHECKS if n in set(requested)]
+    else:
+        names = [n for n in CHECKS if settings.for_check(n).enabled is not False]
+    if repair and not use_llm:
+        raise UsageError("repair needs the LLM to rewrite answers; it cannot run with the LLM turned off")
+    if repair and "verbatim" not in names:
+        raise UsageError(
+            "repair rewrites answers that fail the verbatim check, which this run leaves out; run the verbatim "
+            "check too (or enable filter.checks.verbatim)"
+        )
+    return names
 
 
 def run_filters(
@@ -83,7 +96,7 @@ def run_filters(
     ws = ctx.workspace
     # 1. Settings and names: errors before any work.
     settings = ctx.section(FilterSettings)
-    names = resolve_checks(settings, checks)
+    names = resolve_checks(settings, checks, repair=repair, use_llm=use_llm)
     report = FilterReport()
     g_settings = settings.for_check(groundedness.SPEC)
     if groundedness.NAME in names:
@@ -94,13 +107,6 @@ def run_filters(
         elif not explicit and not endpoint_configured(ctx, "judge"):
             names.remove(groundedness.NAME)
             report.skipped_checks[groundedness.NAME] = "skipped: no judge endpoint configured"
-    if repair and not use_llm:
-        raise UsageError("repair=True needs the LLM to rewrite answers; it cannot be combined with use_llm=False")
-    if repair and "verbatim" not in names:
-        raise UsageError(
-            "repair=True rewrites answers that fail the verbatim check, which this run does not run; "
-            "include it in checks= (or enable filter.checks.verbatim)"
-        )
 
     # 2. Read everything (a malformed line raises RecordError here, before anything is written).
     data = ctx.data

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from goldset.filters import (
@@ -38,11 +39,18 @@ CHECKS: dict[str, CheckSpec[Any]] = {
 }
 
 
+def unknown_check(names: Iterable[str]) -> str | None:
+    """The one message about check names the registry does not know (the first of them), or None when every name is
+    known. goldset.yaml's ``filter.checks``, ``run_filters(checks=...)`` and ``goldset filter --check`` all use it."""
+    unknown = next((n for n in names if n not in CHECKS), None)
+    return None if unknown is None else f"unknown check {unknown!r}; known checks: {', '.join(CHECKS)}"
+
+
 def get(name: str) -> CheckSpec[Any]:
-    """The spec of a check by name; an unknown name is a ConfigError listing the known ones."""
+    """The spec of a check by name; an unknown name is a ConfigError listing the known ones (:func:`unknown_check`)."""
     from goldset.errors import ConfigError
 
-    try:
-        return CHECKS[name]
-    except KeyError:
-        raise ConfigError(f"unknown check {name!r}; known checks: {', '.join(CHECKS)}") from None
+    problem = unknown_check([name])
+    if problem is not None:
+        raise ConfigError(problem)
+    return CHECKS[name]

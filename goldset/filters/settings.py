@@ -48,14 +48,14 @@ class FilterSettings(BaseModel):
     @field_validator("checks", mode="before")
     @classmethod
     def _parse_checks(cls, value: Any) -> dict[str, CheckSettings]:
-        from goldset.filters.registry import CHECKS
+        from goldset.filters.registry import CHECKS, unknown_check
 
         value = value or {}
         if not isinstance(value, dict):
             raise ValueError("must be a mapping of check name to its settings")
-        unknown = sorted(set(value) - set(CHECKS))
-        if unknown:
-            raise ValueError(f"unknown check {unknown[0]!r}; known checks: {', '.join(CHECKS)}")
+        problem = unknown_check(value)
+        if problem is not None:
+            raise ValueError(problem)
         parsed: dict[str, CheckSettings] = {}
         for name, spec in CHECKS.items():
             raw = value.get(name)

@@ -147,13 +147,14 @@ def export_run(
             data, source = _dataset(spec, workspace)
         except InputError as exc:
             raise InputError(
-                f"{stored.folder}: the dataset it was scored against ({spec}) cannot be read ({exc}); pass dataset="
+                f"{stored.folder}: the dataset it was scored against ({spec}) cannot be read ({exc}); give dataset, "
+                "the dataset or release it was scored against"
             ) from None
         fingerprint = datasets.dataset_fingerprint(data)
         if stored.meta.manifest_hash and fingerprint != stored.meta.manifest_hash:
             raise InputError(
                 f"{stored.folder}: scored against dataset content {stored.meta.manifest_hash}, but {source} has "
-                f"{fingerprint}; pass dataset= the dataset (or release) the run was scored against"
+                f"{fingerprint}; give dataset, the dataset or release the run was scored against"
             )
         samples, scores = stored.samples, stored.scores_by_id()
     pairs = {p.id: p for p in data.pairs}

@@ -320,7 +320,7 @@ def build_pairs(
         tags = list(row.tags)
         if qtype is None:
             raise InputError(
-                f"{row.where}: no question type (the file does not give one); pass question_type= "
+                f"{row.where}: no question type (the file does not give one); give question_type "
                 f"({', '.join(types)}) to import such rows with that type"
             )
         if qtype not in types:

@@ -78,8 +78,8 @@ def import_pairs(
     data = WorkspaceData(into) if into is not None else None
     target = data.folder if data is not None else Path(out or ".")
     if data is None and is_dataset_folder(target):
-        raise UsageError(f"out {target}: already holds a dataset (pairs.jsonl); give a new folder, or import into "
-                         "the workspace without out=")  # fmt: skip
+        raise UsageError(f"out {target}: already holds a dataset (pairs.jsonl); give a new folder as out, or no out "
+                         "to add the pairs to the workspace's data/")  # fmt: skip
     read = fmt.read(source)
     known: dict[str, Chunk] = dict(read.chunks)
     if corpus is not None:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from goldset.context import settings_conflict
 
 #: Bumped whenever the chunker's output for the same input and settings changes; stored in the snapshot so
 #: a changed chunker is visible as a changed ``chunking`` setting, not as mysterious content changes.
@@ -29,22 +31,24 @@ class KBSettings(BaseModel):
     )
     exclude: list[str] = Field(default_factory=list, description="Glob patterns of files to leave out.")
 
-    # Field validators (not a model validator) so a config error names the field: kb.max_tokens, kb.min_tokens.
-    @field_validator("max_tokens")
-    @classmethod
-    def _max_at_least_target(cls, v: int, info: ValidationInfo) -> int:
-        target = info.data.get("target_tokens")
-        if target is not None and v < target:
-            raise ValueError(f"must be at least target_tokens ({target}); raise it or lower target_tokens")
-        return v
-
-    @field_validator("min_tokens")
-    @classmethod
-    def _min_at_most_target(cls, v: int, info: ValidationInfo) -> int:
-        target = info.data.get("target_tokens")
-        if target is not None and v > target:
-            raise ValueError(f"must not exceed target_tokens ({target}); lower it or raise target_tokens")
-        return v
+    @model_validator(mode="after")
+    def _sizes_fit(self) -> KBSettings:
+        """The chunk sizes against each other (each is checked on its own by its field): the one check of them,
+        for goldset.yaml, the environment, the CLI's options and ``KBSettings(...)`` alike."""
+        target, maximum, minimum = self.target_tokens, self.max_tokens, self.min_tokens
+        if maximum < target:
+            raise settings_conflict(
+                f"max_tokens ({maximum}) is below target_tokens ({target}); chunks aim at target_tokens and never "
+                "exceed max_tokens: raise max_tokens or lower target_tokens",
+                "max_tokens", "target_tokens",
+            )  # fmt: skip
+        if minimum > target:
+            raise settings_conflict(
+                f"min_tokens ({minimum}) is above target_tokens ({target}); smaller trailing sections join their "
+                "neighbour, so min_tokens must not exceed target_tokens: lower min_tokens or raise target_tokens",
+                "min_tokens", "target_tokens",
+            )  # fmt: skip
+        return self
 
     def chunking(self) -> dict[str, int | float | str | bool]:
         """The settings that decide chunk boundaries, as stored in the snapshot."""

@@ -115,25 +115,27 @@ def _stand_in(pair: QAPair, data: Dataset) -> RunSample:
 def estimate_judging(
     dataset: str | Path | Dataset,
     *,
-    run_file: str | Path | None = None,
+    run: str | Path | None = None,
     ws: WorkspaceLike | Context = None,
     settings: EvalSettings | None = None,
     sample: int | None = None,
     seed: int = 0,
     judge: bool | None = None,
+    run_file: str | Path | None = None,
 ) -> JudgeEstimate:
-    """The judge's calls and cost for evaluating ``run_file`` (exact) or, without one, a system not yet run
+    """The judge's calls and cost for evaluating the run file ``run`` (exact) or, without one, a system not yet run
     (estimated with stand-in answers), against ``dataset``; the same choice of pairs as :func:`goldset.evaluate`.
-    Calls nothing; opens the call journal only if it exists."""
+    Calls nothing; opens the call journal only if it exists. ``run_file``: the old name of ``run`` (deprecated)."""
     from goldset.context import Context
     from goldset.dataset import Dataset
     from goldset.evaluation import datasets
-    from goldset.evaluation.evaluator import judge_journal_path, runs_folder
+    from goldset.evaluation.evaluator import judge_journal_path, renamed_run, runs_folder
     from goldset.evaluation.judge.runner import prepare_judge
     from goldset.evaluation.run_files import paused_gc, read_run_file
     from goldset.evaluation.settings import EvalSettings
     from goldset.llm import CallJournal
 
+    run = renamed_run(run, run_file, "estimate_judging")
     ctx = Context.optional(ws)
     ws = ctx.ws
     if settings is None:
@@ -153,10 +155,10 @@ def estimate_judging(
     pairs, _ = datasets.pairs_to_evaluate(data, sample, seed)
     notes: list[str] = []
     samples: dict[str, Any]
-    if run_file is not None:
+    if run is not None:
         fingerprint = datasets.dataset_fingerprint(data)
-        run = read_run_file(Path(run_file), data, fingerprint=fingerprint, questions={p.id: p.question for p in pairs})
-        samples = run.samples
+        read = read_run_file(Path(run), data, fingerprint=fingerprint, questions={p.id: p.question for p in pairs})
+        samples = read.samples
     else:
         samples = {p.id: _stand_in(p, data) for p in pairs}
         notes.append(
