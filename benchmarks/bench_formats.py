@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from goldset.kb import KBSettings, ingest  # noqa: E402
 from goldset.kb.markdown import parse_markdown  # noqa: E402
+from goldset.kb.pdf import MIN_REPEATS  # noqa: E402
 from goldset.schema import Chunk  # noqa: E402
 from tests.helpers.office_docs import PdfWriter, write_docx, write_pptx  # noqa: E402
 
@@ -203,7 +204,7 @@ def bench_language(lang: str, work: Path, settings: KBSettings) -> list[dict[str
             path.parent.mkdir(parents=True, exist_ok=True)
             n = write(path, page, lang)
             units += n
-            if fmt == "pdf" and n == 1:
+            if fmt == "pdf" and n < MIN_REPEATS:
                 one_page.add(path.relative_to(folder).as_posix())
         n_bytes = sum(p.stat().st_size for p in folder.rglob(f"*{suffix}"))
         seconds, chunks, skipped = timed_ingest(folder, settings)
@@ -277,9 +278,9 @@ def main() -> None:
         f"{MIN_PARAGRAPH} characters) found whole in the chunks of their document, whitespace aside (a paragraph "
         "cut by a page break counts when its two halves follow each other); headings: source headings (levels 1-3) "
         "found as heading lines in the chunks; not headings: heading lines that are no source heading (PowerPoint: "
-        "the `Slide N` of an untitled slide); header leaks: chunks holding the running header (a one-page PDF "
-        "keeps it: nothing repeats to tell it from text). Text the PDF fonts cannot set (emoji; for English, "
-        "anything outside Windows-1252) is left out of every format alike.",
+        "the `Slide N` of an untitled slide); header leaks: chunks holding the running header (a PDF shorter "
+        f"than {MIN_REPEATS} pages keeps it: too few pages repeat it to tell it from text). Text the PDF fonts "
+        "cannot set (emoji; for English, anything outside Windows-1252) is left out of every format alike.",
         "",
         "| format | lang | files | pages / slides | MB | chunks | ingest | s per MB | ms per page | × Markdown | "
         "paragraphs | headings | not headings | header leaks |",
@@ -302,8 +303,8 @@ def main() -> None:
         "A PDF gives more chunks than the Markdown it came from, and a deck one per slide: a chunk never spans two "
         f"pages or slides. Heading lines that are no source heading: {', '.join(f'`{t}`' for t in extra) or 'none'} "
         "(a `#` comment line of a code block is one, in Markdown too). The header leaked in "
-        f"{leaked} PDF(s), {'all' if in_one_page else 'NOT all'} of them one page long "
-        f"({sum(len(r['one_page']) for r in pdfs)} one-page PDFs in all).",
+        f"{leaked} PDF(s), {'all' if in_one_page else 'NOT all'} of them shorter than {MIN_REPEATS} pages "
+        f"({sum(len(r['one_page']) for r in pdfs)} such PDFs in all).",
     ]
     text = "\n".join(lines)
     print(text)

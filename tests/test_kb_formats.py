@@ -26,7 +26,7 @@ EN_PAGES = [
         ("p", "Employees book business trips through the travel portal at least two weeks before they leave."),
         ("h2", "Booking flights"),
         ("p", "Economy class is the rule for flights under six hours. Longer flights may be in premium economy."),
-        ("h4", "Rail travel"),  # bold in the body size
+        ("h4", "Rail travel"),  # 12 pt over an 11 pt body
         ("p", "Trains are preferred over flights for every trip that takes less than four hours by rail."),
     ],
     [
@@ -111,6 +111,21 @@ def test_a_pdf_is_read_page_by_page_with_its_headings_and_without_its_running_he
     assert load_chunks(out_dir=tmp_path / "kb") == sorted(chunks, key=lambda c: c.id)
 
 
+def test_numbered_lines_at_the_page_tops_stay_unless_their_number_follows_the_page(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    pdf = PdfWriter(docs / "steps.pdf", footer="- {n} -")
+    for n in range(1, 5):  # two steps a page, the first at the top of the page, in the header's band
+        pdf.para(f"Step {2 * n - 1}: open form {2 * n - 1} of the travel portal and fill in every field.")
+        pdf.para(f"Step {2 * n}: send form {2 * n - 1} to the manager, who signs it within a day.")
+        pdf.page()
+    pdf.save()
+    chunks = chunks_of(docs, tmp_path / "kb", KBSettings())
+    everything = "\n".join(c.text for c in chunks)
+    assert all(f"Step {k}:" in everything for k in range(1, 9)), "steps are text, not a running header"
+    assert "- 2 -" not in everything and "- 4 -" not in everything, "the page number is a footer"
+
+
 def test_a_pdf_outline_gives_the_headings_at_its_depths(tmp_path: Path) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -174,6 +189,51 @@ def test_a_chinese_pdf_keeps_its_characters_in_reading_order(tmp_path: Path) -> 
     everything = "".join(c.text for c in chunks)
     assert "注意保密" not in everything and "页" not in everything
     assert page_of(chunks, "本手册由人力资源部").location == "手册.pdf, p. 3"
+
+
+def test_a_pdf_printed_by_chromium_with_its_header_and_footer(tmp_path: Path) -> None:
+    """A real producer (Chromium's print to PDF, Skia, subset fonts): its own running header (date, title) and
+    footer (URL, "1/3") are left out, headings come from its font sizes, list items (bullets drawn as shapes)
+    stay on their own lines."""
+    from tests.helpers.chromium import CHROMIUM, FLAGS, HOW_TO
+
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"headless Chromium is missing: {HOW_TO}", pytrace=False)
+    rule = (
+        "<p>Rule {i}.{j}: claims for trips abroad are submitted within fifteen working days, with the original "
+        "receipts, and the manager approves each claim before finance pays it.</p>"
+    )
+    sections = "".join(
+        f"<h2>Section {i}: expenses abroad</h2>"
+        + "".join(rule.format(i=i, j=j) for j in range(7))
+        + f"<ul><li>Receipts for hotels ({i})</li><li>Receipts for trains and flights ({i})</li></ul>"
+        for i in range(1, 6)
+    )
+    page = tmp_path / "handbook.html"
+    page.write_text(f"<html><head><title>ACME Handbook</title></head><body><h1>Employee handbook</h1>{sections}"
+                    "</body></html>", encoding="utf-8")  # fmt: skip
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    pdf = docs / "handbook.pdf"
+    subprocess.run(
+        [CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path / 'profile'}", f"--print-to-pdf={pdf}", page.as_uri()],
+        check=True, capture_output=True, timeout=120,
+    )  # fmt: skip
+    chunks = chunks_of(docs, tmp_path / "kb", KBSettings())
+    pages = {c.page for c in chunks}
+    assert len(pages) >= 2 and pages == set(range(1, max(pages) + 1))
+    everything = "\n".join(c.text for c in chunks)
+    assert "ACME Handbook" not in everything and "file://" not in everything and f"1/{max(pages)}" not in everything
+    for i in range(1, 6):
+        assert f"Receipts for hotels ({i})" in everything and f"Receipts for trains and flights ({i})" in everything
+    assert "Receipts for hotels (1)\nReceipts for trains and flights (1)" in everything, "a list item a line"
+    assert ") Receipts" not in everything, "list items are not run together"
+    first = page_of(chunks, "Rule 1.0:")
+    assert first.heading_titles == ["Employee handbook", "Section 1: expenses abroad"] and first.page == 1
+    for i in range(1, 6):
+        for j in range(7):
+            assert f"Rule {i}.{j}: claims for trips abroad are submitted" in everything
+    assert all(c.heading_titles[0] == "Employee handbook" for c in chunks)
 
 
 def test_the_lines_of_a_paragraph_are_joined_as_it_was_written() -> None:

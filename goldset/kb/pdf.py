@@ -10,16 +10,16 @@ gives each glyph its font size, which is where headings come from when the PDF h
 - **Headings.** From the PDF's outline (bookmarks) when it has one: an entry's title is looked for among the
   lines of the page it points to, and becomes a heading there at the entry's depth (at the top of the page when
   the title is not printed on it). Without an outline, from font sizes: a short line (or run of lines) set at
-  least 1.15 times larger than the body text (the size most characters have) is a heading, the largest size
-  level 1; a short run of bold lines opening its text box, not ending like a sentence, is a heading one level
-  below the smallest size.
+  least 1.08 times larger than the body text (the size most characters have) is a heading, the largest size
+  level 1. Bold alone does not make a heading: a table's header row is bold too.
 - **Running headers and footers.** A line near the top or bottom edge (10 % of the page), no larger than the
-  body text, that repeats on at least 40 % of the pages (and on two at least), digits aside ("Page 3 of 9"), is
-  left out.
+  body text, that repeats on at least 40 % of the pages (and on two at least) is left out: the same text, or
+  the same but for a number that goes up with the page ("Page 3 of 9"; not "Step 1", "Step 2").
 - **Lines** read left to right (glyphs drawn out of that order are put back in it); the lines of a paragraph
   are joined with a space, without one between two CJK characters; a word hyphenated at a line end is joined
   again (without the hyphen when the document uses the whole word elsewhere, with it when not: a compound such
-  as "operation-decorators"), and a line starting with a bullet or a number starts a new line.
+  as "operation-decorators"); a line after one that ends short of the text's right edge, or starting with a
+  bullet or a number, starts a new line (list items whose bullets are drawn, not written, stay apart).
 - **Left out, and said so** (``ParsedDocument.left_out``): a page with images but no text (a scan without a text
   layer: OCR it first, e.g. with ocrmypdf) and a page whose text is (more than 20 % of it) in fonts without a
   Unicode map.
@@ -44,10 +44,13 @@ from goldset.kb.decoding import SkipFile
 
 #: Share of the page height, at the top and at the bottom, where running headers and footers are looked for.
 MARGIN = 0.10
-#: A line is a header or footer when it repeats in the margin of at least this share of the pages.
+#: A line is a header or footer when it repeats in the margin of at least this share of the pages, and of two
+#: pages at least (a one-page document keeps its header: nothing repeats to tell it from text).
 REPEATED_SHARE = 0.4
-#: A heading is set at least this many times larger than the body text (or in bold, alone in its text box).
-HEADING_RATIO = 1.15
+MIN_REPEATS = 2
+#: A heading is set at least this many times larger than the body text (Word's default Heading 3 is 12 pt over an
+#: 11 pt body: 1.09).
+HEADING_RATIO = 1.08
 #: A page on which more than this share of the characters cannot be extracted is reported.
 UNMAPPED_SHARE = 0.2
 _HEADING_MAX_CHARS = 200
@@ -63,8 +66,6 @@ _BULLET_RE = re.compile(r"^(?:[•·▪◦●○■□►▸‣⁃*–-]\s|\(?\d
 _PLACEHOLDER_TITLE_RE = re.compile(r"^(?:untitled\b|microsoft (?:word|powerpoint) - |document\d*$)", re.IGNORECASE)
 _WORD_RE = re.compile(r"[^\W\d_]+")
 _HYPHENATED_RE = re.compile(r"([^\W\d_]+)[-\u00ad]$")
-_BOLD_RE = re.compile(r"bold|black|heavy|semibold|demi", re.IGNORECASE)
-_SENTENCE_END = tuple(".:;,!?。：；，！？")
 _LIGATURES = str.maketrans({"ﬀ": "ff", "ﬁ": "fi", "ﬂ": "fl", "ﬃ": "ffi", "ﬄ": "ffl", "ﬅ": "st", "ﬆ": "st"})
 
 
@@ -76,7 +77,8 @@ class _Line:
     bottom: float  # distance from the bottom edge
     box: int  # index of its text box on the page
     chars: int
-    bold: bool = False  # every glyph in a bold face
+    #: ends short of its box's right edge (by a fifth of the width): a line break, not a wrap
+    ends_early: bool = False
 
 
 @dataclass
@@ -130,7 +132,7 @@ def read_pdf(data: bytes) -> tuple[str, ParsedDocument]:
         if outline:
             _outline_blocks(out, page, by_page.get(page.number, []), words)
         else:
-            _font_blocks(out, page, levels, body, words)
+            _font_blocks(out, page, levels, words)
     if not title:
         title = next((b.title for b in out.blocks if b.kind == "heading"), "")
     return out.text(), ParsedDocument(title=title, blocks=out.blocks, left_out=left_out)
@@ -186,7 +188,7 @@ def _page(number: int, layout: Any) -> _Page:
             box_index += 1
             for line in item:
                 if isinstance(line, LTTextLine):
-                    add(line)
+                    add(line, item)
             return
         if isinstance(item, LTImage):
             page.images += 1
@@ -197,7 +199,7 @@ def _page(number: int, layout: Any) -> _Page:
             for child in item:
                 visit(child)
 
-    def add(line: Any) -> None:
+    def add(line: Any, box: Any) -> None:
         raw = _line_text(line, LTChar)
         unmapped = len(_CID_RE.findall(raw))
         text = " ".join(_CID_RE.sub("", raw).translate(_LIGATURES).split())
@@ -206,8 +208,8 @@ def _page(number: int, layout: Any) -> _Page:
             return
         glyphs = [c for c in line if isinstance(c, LTChar) and not c.get_text().isspace()]
         size = round(statistics.median(c.size for c in glyphs) * 2) / 2 if glyphs else 0.0
-        bold = bool(glyphs) and all(_BOLD_RE.search(c.fontname or "") for c in glyphs)
-        page.lines.append(_Line(text, size, y1 - line.y1, line.y0 - y0, box_index, len(text), bold))
+        early = line.x1 < box.x1 - 0.2 * (box.x1 - box.x0)
+        page.lines.append(_Line(text, size, y1 - line.y1, line.y0 - y0, box_index, len(text), early))
 
     for item in layout:
         visit(item)
@@ -303,13 +305,15 @@ def _margin_key(line: _Line, height: float) -> tuple[str, str] | None:
 
 def _drop_running_lines(pages: list[_Page], body: float) -> None:
     """Leave out running headers and footers (see the module docstring)."""
-    seen: Counter[tuple[str, str]] = Counter()
+    seen: dict[tuple[str, str], dict[int, tuple[int, ...]]] = {}  # key → page → the numbers in its line there
     for page in pages:
-        height = page.height
-        keys = {_margin_key(line, height) for line in page.lines if line.size <= body + 0.5}
-        seen.update(k for k in keys if k is not None)
-    least = max(2, math.ceil(REPEATED_SHARE * len(pages)))
-    repeated = {k for k, n in seen.items() if n >= least}
+        for line in page.lines:
+            key = _margin_key(line, page.height) if line.size <= body + 0.5 else None
+            if key is not None:
+                numbers = tuple(int(n) for n in _DIGITS_RE.findall(line.text))
+                seen.setdefault(key, {}).setdefault(page.number, numbers)
+    least = max(MIN_REPEATS, math.ceil(REPEATED_SHARE * len(pages)))
+    repeated = {k for k, where in seen.items() if len(where) >= least and _running(where)}
     if not repeated:
         return
     for page in pages:
@@ -317,6 +321,18 @@ def _drop_running_lines(pages: list[_Page], body: float) -> None:
         page.lines = [
             line for line in page.lines if line.size > body + 0.5 or _margin_key(line, height) not in repeated
         ]
+
+
+def _running(where: dict[int, tuple[int, ...]]) -> bool:
+    """Lines repeated page after page are a header or footer when their numbers are the same on every page
+    ("© 2024") or one of them goes up with the page ("Page 3 of 9"): "Step 1" and "Step 2" at the tops of two
+    pages are not."""
+    numbers = list(where.values())
+    if all(n == numbers[0] for n in numbers):
+        return True
+    if len({len(n) for n in numbers}) != 1:
+        return False
+    return any(len({n[i] - page for page, n in where.items()}) == 1 for i in range(len(numbers[0])))
 
 
 def _font_levels(pages: list[_Page], body: float) -> dict[float, int]:
@@ -330,10 +346,10 @@ def _heading_size(size: float, body: float) -> bool:
 
 
 def _runs(page: _Page) -> Iterator[list[_Line]]:
-    """Consecutive lines of one text box in one font size, bold or not."""
+    """Consecutive lines of one text box in one font size."""
     run: list[_Line] = []
     for line in page.lines:
-        if run and (line.box, line.size, line.bold) != (run[-1].box, run[-1].size, run[-1].bold):
+        if run and (line.box != run[-1].box or line.size != run[-1].size):
             yield run
             run = []
         run.append(line)
@@ -341,31 +357,17 @@ def _runs(page: _Page) -> Iterator[list[_Line]]:
         yield run
 
 
-def _font_blocks(
-    out: SourceBuilder, page: _Page, levels: dict[float, int], body: float, words: frozenset[str]
-) -> None:
+def _font_blocks(out: SourceBuilder, page: _Page, levels: dict[float, int], words: frozenset[str]) -> None:
     pending: list[_Line] = []
-    box_starts: dict[int, _Line] = {}  # text box → its first line
-    for line in page.lines:
-        box_starts.setdefault(line.box, line)
-    bold_level = min(len(levels) + 1, 6)  # a bold line opening its box, in the body size: below every sized level
 
     def flush() -> None:
         if pending:
-            out.add("text", join_lines([line.text for line in pending], words), page=page.number)
+            out.add("text", _join(pending, words), page=page.number)
             pending.clear()
 
     for run in _runs(page):
         text = " ".join(line.text for line in run)
         level = levels.get(run[0].size)
-        if (
-            level is None
-            and all(line.bold for line in run)
-            and box_starts[run[0].box] is run[0]
-            and run[0].size >= body - 0.5
-            and not text.endswith(_SENTENCE_END)
-        ):
-            level = bold_level
         is_heading = (
             level is not None
             and len(run) <= _HEADING_MAX_LINES
@@ -405,7 +407,7 @@ def _outline_blocks(out: SourceBuilder, page: _Page, entries: list[tuple[int, st
 
     def flush() -> None:
         if pending:
-            out.add("text", join_lines([line.text for line in pending], words), page=page.number)
+            out.add("text", _join(pending, words), page=page.number)
             pending.clear()
 
     i = 0
@@ -441,16 +443,21 @@ def _find_title(lines: list[_Line], start: int, wanted: str) -> tuple[int, int] 
     return None
 
 
-def join_lines(lines: list[str], words: frozenset[str] = frozenset()) -> str:
+def _join(lines: list[_Line], words: frozenset[str]) -> str:
+    return join_lines([line.text for line in lines], words, [line.ends_early for line in lines])
+
+
+def join_lines(lines: list[str], words: frozenset[str] = frozenset(), breaks: list[bool] | None = None) -> str:
     """The lines of one paragraph as its text (see the module docstring). A word cut by a hyphen at a line end
     is joined again without it when the whole word is in ``words`` (the document's own words) or the hyphen is
-    a soft one, and with it otherwise ("operation-" + "decorators": a compound, not a cut word)."""
+    a soft one, and with it otherwise ("operation-" + "decorators": a compound, not a cut word). ``breaks[i]``:
+    line i ends short of the text's right edge, so the next one starts a new line (a list item, a short line)."""
     out = ""
-    for line in lines:
+    for i, line in enumerate(lines):
         cut = _HYPHENATED_RE.search(out) if out and line[:1].islower() else None
         if not out:
             out = line
-        elif _BULLET_RE.match(line):
+        elif _BULLET_RE.match(line) or (breaks is not None and breaks[i - 1]):
             out += "\n" + line
         elif cut is not None:
             rest = _WORD_RE.match(line)
