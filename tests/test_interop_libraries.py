@@ -93,6 +93,23 @@ def test_a_set_without_any_evidence_still_loads_with_typed_columns(
     assert _item(pairs.features["evidence"])["chunk_id"].dtype == "string"
 
 
+def test_a_corpus_with_pdf_pages_loads_with_its_page_column(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    datasets = _load_datasets(monkeypatch, tmp_path)
+    from goldset.dataset import write_dataset
+    from tests.helpers.interop_data import chunks
+
+    corpus_chunks = chunks()
+    first = min(corpus_chunks)
+    corpus_chunks[first] = corpus_chunks[first].model_copy(update={"doc_id": "handbook.pdf", "page": 12})
+    ds = tmp_path / "ds"
+    write_dataset(ds, make_pairs(), corpus_chunks.values())
+    export_pairs("hf", tmp_path / "hf", dataset=ds)
+    corpus = datasets.load_dataset(str(tmp_path / "hf"), "corpus", cache_dir=str(tmp_path / "c"))["corpus"]
+    pages = {r["id"]: r["page"] for r in corpus}
+    assert corpus.features["page"].dtype == "int64" and pages[first] == 12
+    assert {p for cid, p in pages.items() if cid != first} == {None}, "chunks without pages have none"
+
+
 def test_the_dataset_card_states_version_counts_and_quality(dataset: Path, tmp_path: Path) -> None:
     manifest = read_json(dataset / "manifest.json", Manifest)
     manifest.version = "v1.4.0"

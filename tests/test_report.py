@@ -176,3 +176,15 @@ def test_the_report_says_whose_agreement_the_calibration_measured(runs: tuple[Pa
     assert "class='bad'" not in section, "kappa 0.8 over 20 pairs is above the default 0.6: no warning"
     run.meta.judge = JudgeInfo(model="judge-a", endpoint="judge")
     assert "This run was judged by" not in render_html(run)
+
+
+def test_the_worst_questions_name_the_page_a_context_is_on_when_the_system_gives_it(tmp_path: Path) -> None:
+    data = make_dataset(tmp_path / "data")
+    pairs = evaluated_pairs()
+    samples = [poor_sample(p) for p in pairs]
+    samples[0].contexts[0].doc_id, samples[0].contexts[0].page = "handbook.pdf", 12
+    samples[1].contexts[0].doc_id, samples[1].contexts[0].page = "deck.pptx", 3
+    evaluate(data, run_file=write_run_file(tmp_path / "run.jsonl", samples), out_dir=tmp_path / "run")
+    html = render_html(read_run(tmp_path / "run"))
+    assert "#1 handbook.pdf, p. 12 " in html and "#1 deck.pptx, slide 3 " in html
+    assert re.search(r"#1 [\w/.-]+\.md c", html), "a context without a page shows its document alone"

@@ -96,6 +96,23 @@ def test_offsets_are_utf16_units_and_several_chunks_are_sections() -> None:
         r["from_name"] != "quote" for r in none["predictions"][0]["result"])
 
 
+def test_evidence_of_a_pdf_or_a_deck_names_its_page_or_slide() -> None:
+    pdf = make_chunk("cp", "handbook.pdf", "Claims are submitted within fifteen working days.", "en").model_copy(
+        update={"page": 12}
+    )
+    deck = make_chunk("cs", "deck.pptx", "Revenue grew by twelve percent.", "en").model_copy(update={"page": 3})
+    md = make_chunk("cm", "en/a.md", "A Markdown page has no pages.", "en")
+    pair = QAPair(id="qa-p", question="Q?", answer="A.", question_type="multi_hop", evidence=[
+        Evidence(chunk_id="cp", doc_id="handbook.pdf", quote="within fifteen working days"),
+        Evidence(chunk_id="cs", doc_id="deck.pptx", quote="twelve percent"),
+        Evidence(chunk_id="cm", doc_id="en/a.md", quote="no pages"),
+    ])  # fmt: skip
+    data = task_of(pair, {"cp": pdf, "cs": deck, "cm": md}, load(CONFIG_PATH))["data"]
+    heads = [line for line in data["evidence"].splitlines() if line.startswith("── ")]
+    assert sorted(heads) == ["── deck.pptx, slide 3 › Introduction", "── en/a.md › Introduction",
+                             "── handbook.pdf, p. 12 › Introduction"]  # fmt: skip
+
+
 def test_the_task_says_how_the_pair_came_to_the_reviewer() -> None:
     from goldset.schema import Review
 

@@ -4,7 +4,8 @@ The page shows, in the order a reader asks: what was run (and which model judged
 (:mod:`.diagnose`), the metrics (with the baseline's values and paired-bootstrap intervals when a baseline is given;
 judge metrics whose judge call failed on some samples say how many were left out), the metrics per question type as
 bar charts, the latency distribution, per-language and per-document tables, the worst questions with the contexts
-the system retrieved for them and the judge's claim verdicts, and the samples whose judge calls failed.
+the system retrieved for them (with their page when the system gave it: "handbook.pdf, p. 12") and the judge's claim
+verdicts, and the samples whose judge calls failed.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from goldset.evaluation.runs import StoredRun
 from goldset.evaluation.scoring import overall_score_text
 from goldset.io import atomic_write_text
 from goldset.schema import RunMeta, RunSummary, SampleScores
+from goldset.schema.kb import location
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -219,7 +221,7 @@ def _worst_html(run: StoredRun, n: int) -> str:
         detail = ""
         if sample is not None:
             ctxs = "".join(
-                f"<pre>#{i + 1} {escape(c.doc_id or '')} {escape(c.chunk_id or '')}"
+                f"<pre>#{i + 1} {escape(location(c.doc_id, c.page) if c.doc_id else '')} {escape(c.chunk_id or '')}"
                 f"{' score ' + format(c.score, '.3f') if c.score is not None else ''}\n{escape(c.text[:600])}</pre>"
                 for i, c in enumerate(sample.contexts[:5])
             )

@@ -56,6 +56,12 @@ CHUNK_FEATURES: dict[str, Any] = {
     "content_hash": "string", "raw_hash": "string", "language": "string", "n_tokens": "int64",
     "char_start": "int64", "char_end": "int64", "flags": ["string"],
 }  # fmt: skip
+#: The corpus column of PDF and slide chunks (``Chunk.page``), there only when some chunk of the set has a page.
+PAGE_FEATURE: dict[str, Any] = {"page": "int64"}
+
+
+def _has_pages(job: ExportJob) -> bool:
+    return any(c.page is not None for c in job.chunks.values())
 
 FIELDS = (
     FieldMap("id", "id"),
@@ -121,7 +127,7 @@ def front_matter(job: ExportJob, languages: list[str], title: str) -> str:
     for name, spec in PAIR_FEATURES.items():
         lines += _feature_yaml(name, spec, "  ")
     lines += ["- config_name: corpus", "  features:"]
-    for name, spec in CHUNK_FEATURES.items():
+    for name, spec in ({**CHUNK_FEATURES, **PAGE_FEATURE} if _has_pages(job) else CHUNK_FEATURES).items():
         lines += _feature_yaml(name, spec, "  ")
     return "\n".join([*lines, "---"]) + "\n"
 
@@ -273,7 +279,9 @@ def write(job: ExportJob, out: Path) -> list[Path]:
     chunks = corpus_chunks(job)
     files = [out / PAIRS_PATH, out / CORPUS_PATH, out / CARD]
     atomic_write_text(files[0], json_text(rows))
-    atomic_write_text(files[1], json_text(c.model_dump(mode="json") for c in chunks))
+    paged = _has_pages(job)  # then every row has the column, null where a chunk has no page
+    atomic_write_text(files[1], json_text({**c.model_dump(mode="json"), **({"page": c.page} if paged else {})}
+                                          for c in chunks))  # fmt: skip
     atomic_write_text(files[2], card(job, len(chunks)))
     return files
 

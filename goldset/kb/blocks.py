@@ -8,6 +8,11 @@ which keeps every chunk's character span exact.
 A block's *prose* is what its language is told from: its text without code. Code blocks have none; other
 blocks leave out inline code, link targets and URLs (:func:`prose_text`), and a reader that knows more of its
 format (HTML ``<code>``, reST code roles, Markdown indented code) gives the block a ``prose`` function.
+
+Text formats point their spans into the decoded file. PDF, Word and PowerPoint readers have no such text: they
+write one with :class:`SourceBuilder` (the blocks' texts, a blank line between two) and point into that, and give
+each block of a paged format its ``page`` (the PDF page or slide, 1-based): the chunker never packs two pages into
+one chunk.
 """
 
 from __future__ import annotations
@@ -51,6 +56,8 @@ class Block:
     #: Turns a source substring of this block into its prose (what its language is told from). None: the
     #: :func:`prose_text` of its text, or nothing for a code block.
     prose: Callable[[str], str] | None = field(default=None, compare=False, repr=False)
+    #: The page (PDF) or slide (PowerPoint) the block is on, 1-based; None for formats without pages.
+    page: int | None = None
 
     @property
     def key(self) -> str:
@@ -63,6 +70,49 @@ class Block:
 class ParsedDocument:
     title: str
     blocks: list[Block]
+    #: Parts of the document left out, each "where: why" (e.g. "p. 3: no text layer …"), for the ingest record.
+    left_out: list[str] = field(default_factory=list)
+
+
+def clean_lines(text: str) -> str:
+    """Lines without trailing whitespace, blank lines dropped: the cleaner of plain and extracted prose."""
+    return "\n".join(line.rstrip() for line in text.split("\n") if line.strip())
+
+
+class SourceBuilder:
+    """The source text of a format that has none (PDF, Word, PowerPoint) and its blocks' spans into it.
+
+    Each block's text is written once, a blank line after the one before, so a chunk's ``char_start``/``char_end``
+    point into this extracted text exactly as they point into a Markdown file.
+    """
+
+    def __init__(self) -> None:
+        self._parts: list[str] = []
+        self._length = 0
+        self.blocks: list[Block] = []
+
+    def add(self, kind: BlockKind, text: str, *, level: int = 0, title: str = "", page: int | None = None) -> None:
+        """Append a block (nothing for blank text). Prose gets :func:`clean_lines` as its cleaner."""
+        text = clean_lines(text) if kind in ("text", "heading") else text.strip("\n")
+        if not text.strip():
+            return
+        if self._parts:
+            self._parts.append("\n\n")
+            self._length += 2
+        start = self._length
+        self._parts.append(text)
+        self._length += len(text)
+        cleaner = clean_lines if kind == "text" else None
+        self.blocks.append(Block(kind, start, self._length, text, level=level, title=title, cleaner=cleaner, page=page))
+
+    def heading(self, title: str, level: int, *, page: int | None = None) -> None:
+        """A heading block, written as Markdown writes one (``## Title``) like the other readers do."""
+        title = " ".join(title.split())
+        if title:
+            self.add("heading", f"{'#' * level} {title}", level=level, title=title, page=page)
+
+    def text(self) -> str:
+        return "".join(self._parts)
 
 
 def strip_html(text: str) -> str:

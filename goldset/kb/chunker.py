@@ -14,6 +14,10 @@ Rules, in order:
    document joins the next one instead).
 5. ``position`` counts chunks within one heading path, so the id of a chunk depends only on its document,
    its section and its place in that section: editing one section never renames chunks of another.
+6. Pages (PDF pages and slides, :attr:`Block.page`) are hard boundaries: a chunk holds the text of one page
+   (a heading at the foot of a page travels with the text under it on the next), the small-section rules of
+   4 never join two pages, and ``position`` counts chunks within a page, the page taking the heading path's
+   place in the id: editing one page never renames chunks of another, nor does retitling a chapter.
 
 A chunk's language is told from its prose, code left out (see :mod:`goldset.kb.blocks`); a chunk with too
 little prose to tell from (:data:`goldset.text.MIN_LANGUAGE_WORDS`) takes its document's language, which is
@@ -58,12 +62,15 @@ def content_hash(text: str) -> str:
     return sha256_hex(content_text(text))
 
 
-def chunk_id(doc_id: str, heading_path: list[str] | tuple[str, ...], position: int) -> str:
+def chunk_id(doc_id: str, heading_path: list[str] | tuple[str, ...], position: int, page: int | None = None) -> str:
     """Stable id: document, heading path and position within the section. Never the text, never random.
 
     The path is joined with U+001E (not "/"), a character no title contains, so ["a/b"] and ["a", "b"]
-    differ.
+    differ. A chunk of a paged format (``page`` given) is named by its page instead of its heading path, and
+    ``position`` counts within the page (rule 6 of the module docstring).
     """
+    if page is not None:
+        return "c-" + short_hash(doc_id + "\x1f\x1dpage " + str(page) + "\x1f" + str(position))
     return "c-" + short_hash(doc_id + "\x1f" + "\x1e".join(heading_path) + "\x1f" + str(position))
 
 
@@ -88,6 +95,7 @@ class _Piece:
     titles: tuple[str, ...]
     units: list[_Unit] = field(default_factory=list)
     flags: list[str] = field(default_factory=list)
+    page: int | None = None
 
     @property
     def tokens(self) -> int:
@@ -103,6 +111,8 @@ class _Section:
     titles: tuple[str, ...]
     heading: _Unit | None
     body: list[Block]
+    #: the page of its body (of its heading while it has none); None for formats without pages
+    page: int | None = None
 
 
 def chunk_document(text: str, doc_id: str, settings: KBSettings | None = None) -> list[Chunk]:
@@ -149,21 +159,22 @@ def chunk_parsed(
             continue
         total = sum(p.tokens for p in own)
         if total < settings.min_tokens:
-            if pieces and pieces[-1].tokens + total <= settings.max_tokens:
+            if pieces and pieces[-1].page == section.page and pieces[-1].tokens + total <= settings.max_tokens:
                 # A small section joins the chunk before it (its text keeps its heading line).
                 for p in own:
                     pieces[-1].units.extend(p.units)
                 continue
-            if not pieces and index < len(sections) - 1:
+            if not pieces and index < len(sections) - 1 and sections[index + 1].page == section.page:
                 # The first section of a document (title + short intro) joins the next section instead.
                 carried = _merge_units([u for p in own for u in p.units])
                 continue
         pieces.extend(own)
     if carried is not None:  # trailing headings (or a too-small only section): keep them as a chunk
-        if pieces and pieces[-1].tokens + carried.tokens <= settings.max_tokens:
+        same_page = carried_from is None or (bool(pieces) and pieces[-1].page == carried_from.page)
+        if pieces and same_page and pieces[-1].tokens + carried.tokens <= settings.max_tokens:
             pieces[-1].add(carried)
         elif carried_from is not None:
-            pieces.append(_Piece(carried_from.path, carried_from.titles, [carried]))
+            pieces.append(_Piece(carried_from.path, carried_from.titles, [carried], page=carried_from.page))
     title = parsed.title or PurePosixPath(doc_id).stem
     return _to_chunks(source, pieces, doc_id, title, doc_language)
 
@@ -190,8 +201,14 @@ def _sections(source: str, blocks: list[Block]) -> list[_Section]:
             unit = _Unit(
                 block.text, block.start, block.end, count_tokens(block.text), "heading", _block_prose(source, block)
             )
-            current = _Section(tuple(b.key for b in stack), tuple(b.title for b in stack), unit, [])
+            current = _Section(tuple(b.key for b in stack), tuple(b.title for b in stack), unit, [], block.page)
         else:
+            if block.page != current.page:
+                if current.body:  # the section goes on on another page: a section of its own there (rule 6)
+                    sections.append(current)
+                    current = _Section(current.path, current.titles, None, [], block.page)
+                else:  # a heading with no text yet: it belongs with the text under it, on this page
+                    current.page = block.page
             current.body.append(block)
     if current.heading is not None or current.body:
         sections.append(current)
@@ -201,14 +218,14 @@ def _sections(source: str, blocks: list[Block]) -> list[_Section]:
 def _pack(source: str, section: _Section, heading: _Unit | None, settings: KBSettings) -> list[_Piece]:
     """Greedy packing of one section's blocks (rule 2 and 3 of the module docstring)."""
     pieces: list[_Piece] = []
-    current = _Piece(section.path, section.titles)
+    current = _Piece(section.path, section.titles, page=section.page)
     pending_heading = heading
 
     def flush() -> None:
         nonlocal current
         if current.units:
             pieces.append(current)
-        current = _Piece(section.path, section.titles)
+        current = _Piece(section.path, section.titles, page=section.page)
 
     for block in section.body:
         units = _units(source, block, settings)
@@ -400,17 +417,18 @@ def _merge_units(units: list[_Unit]) -> _Unit:
 
 def _to_chunks(source: str, pieces: list[_Piece], doc_id: str, doc_title: str, doc_language: str) -> list[Chunk]:
     chunks: list[Chunk] = []
-    positions: dict[tuple[str, ...], int] = {}
+    positions: dict[tuple[str, ...] | int, int] = {}
     for piece in pieces:
         # Windows line ends inside a block are not content: chunk text always uses "\n".
         text = _SEPARATOR.join(u.text for u in piece.units).replace("\r\n", "\n").replace("\r", "\n")
         start, end = piece.units[0].start, piece.units[-1].end
-        position = positions.get(piece.path, 0)
-        positions[piece.path] = position + 1
+        counter: tuple[str, ...] | int = piece.path if piece.page is None else piece.page
+        position = positions.get(counter, 0)
+        positions[counter] = position + 1
         language = detect_language(" ".join(u.prose for u in piece.units), fallback=doc_language)
         chunks.append(
             Chunk(
-                id=chunk_id(doc_id, piece.path, position),
+                id=chunk_id(doc_id, piece.path, position, piece.page),
                 doc_id=doc_id,
                 doc_title=doc_title,
                 heading_path=list(piece.path),
@@ -424,6 +442,7 @@ def _to_chunks(source: str, pieces: list[_Piece], doc_id: str, doc_title: str, d
                 char_start=start,
                 char_end=end,
                 flags=sorted(set(piece.flags)),
+                page=piece.page,
             )
         )
     return chunks

@@ -23,6 +23,15 @@ def read_source(path: Path, settings: KBSettings) -> tuple[str, str, bytes]:
     UTF-8 first (a BOM is dropped), then UTF-16 with a BOM, then GB18030 (a superset of GBK and GB2312,
     the encodings Chinese documents come in when they are not UTF-8).
     """
+    data = read_bytes(path, settings)
+    text, encoding = decode(data)
+    if not text.strip():
+        raise SkipFile("empty file; skipped")
+    return text, encoding, data
+
+
+def read_bytes(path: Path, settings: KBSettings) -> bytes:
+    """The bytes of one file, or :class:`SkipFile` when it is too large (kb.max_file_bytes), unreadable or empty."""
     try:
         size = path.stat().st_size
     except OSError as exc:
@@ -38,10 +47,7 @@ def read_source(path: Path, settings: KBSettings) -> tuple[str, str, bytes]:
         raise SkipFile(f"cannot read ({exc.strerror}); skipped") from None
     if not data.strip():
         raise SkipFile("empty file; skipped")
-    text, encoding = decode(data)
-    if not text.strip():
-        raise SkipFile("empty file; skipped")
-    return text, encoding, data
+    return data
 
 
 def decode(data: bytes) -> tuple[str, str]:

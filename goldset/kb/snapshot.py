@@ -20,9 +20,9 @@ from goldset.data import CHUNKS_FILE, SNAPSHOT_FILE, read_kb_chunks, read_kb_sna
 from goldset.errors import InputError
 from goldset.hashing import sha256_hex
 from goldset.kb.chunker import chunk_parsed, document_language
-from goldset.kb.decoding import SkipFile, read_source
+from goldset.kb.decoding import SkipFile
 from goldset.kb.discovery import discover
-from goldset.kb.readers import FORMATS, parse_text
+from goldset.kb.readers import FORMATS, read_document
 from goldset.kb.settings import KBSettings
 from goldset.schema import Chunk, DocumentEntry, KBSnapshot
 
@@ -175,13 +175,13 @@ def ingest(
     chunks: list[Chunk] = []
     for source in found.files:
         try:
-            text, encoding, data = read_source(source.path, settings)
+            doc = read_document(source.path, settings)
         except SkipFile as exc:
             skipped.append(f"{source.doc_id}: {exc}")
             continue
-        if encoding != "utf-8":
-            warnings.append(f"{docs_dir / source.doc_id}: not UTF-8; decoded as {encoding.upper()}")
-        parsed = parse_text(text, Path(source.doc_id).suffix.lower())
+        text, encoding, data, parsed = doc.text, doc.encoding, doc.data, doc.parsed
+        warnings.extend(f"{docs_dir / source.doc_id}: {note}" for note in doc.notes)
+        skipped.extend(f"{source.doc_id}: {part}" for part in parsed.left_out)
         language = document_language(text, parsed)
         doc_chunks = chunk_parsed(text, parsed, source.doc_id, settings, doc_language=language)
         if not doc_chunks:

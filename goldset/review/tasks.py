@@ -1,9 +1,10 @@
 """A pair as a Label Studio task: its data, and predictions that pre-fill the reviewer's answer.
 
 The evidence chunks are sent as plain text (``$evidence``, one section per chunk under a ``── document ›
-heading`` line) and each evidence quote is highlighted by a prediction region of the ``quote`` Labels control
-over it. Region offsets are computed on the exact text sent, in UTF-16 code units (JavaScript string indices,
-which the web UI uses; they equal Python indices unless the text has characters outside the BMP, e.g. emoji).
+heading`` line, the document with its page or slide when it has them: ``── handbook.pdf, p. 12 › Travel``) and
+each evidence quote is highlighted by a prediction region of the ``quote`` Labels control over it. Region offsets
+are computed on the exact text sent, in UTF-16 code units (JavaScript string indices, which the web UI uses; they
+equal Python indices unless the text has characters outside the BMP, e.g. emoji).
 A quote is found verbatim, else with any run of whitespace matching any other, else ignoring case; a quote not
 found is listed in the task's meta line instead of highlighted.
 
@@ -63,7 +64,7 @@ def evidence_view(pair: QAPair, chunks: Mapping[str, Chunk]) -> tuple[str, list[
         quotes = [e for e in pair.evidence if e.chunk_id == cid]
         chunk = chunks.get(cid)
         if chunk is not None:
-            where = " › ".join([chunk.doc_id, *chunk.heading_titles])
+            where = " › ".join([chunk.location, *chunk.heading_titles])
             body = chunk.text
         else:
             where = f"{quotes[0].doc_id} (chunk {cid} is no longer in the KB; its quotes follow)"

@@ -39,6 +39,9 @@ class RetrievedContext(_Part):
         None, description="Id of the context's chunk; matches evidence only when the system indexes goldset's chunks."
     )
     score: float | None = Field(None, description="The retriever's score (informative; ranks come from the order).")
+    page: int | None = Field(
+        None, ge=1, description="The page (or slide) of the document the context is on, when the system knows it."
+    )
 
 
 class Latency(_Part):
