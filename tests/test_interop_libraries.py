@@ -95,7 +95,7 @@ def test_a_set_without_any_evidence_still_loads_with_typed_columns(
 
 def test_a_corpus_with_pdf_pages_loads_with_its_page_column(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     datasets = _load_datasets(monkeypatch, tmp_path)
-    from goldset.dataset import write_dataset
+    from goldset.data import write_dataset
     from tests.helpers.interop_data import chunks
 
     corpus_chunks = chunks()
