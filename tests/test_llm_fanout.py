@@ -15,6 +15,8 @@ from goldset.errors import EndpointError
 from goldset.llm import CallJournal, fan_out, fan_out_limit, resolve_endpoint, session
 from goldset.workspace import Workspace
 from tests.helpers.fake_openai import FakeOpenAI
+from tests.helpers.filter_data import fixture_chunks, pair
+from tests.helpers.judge_responders import groundedness_responder
 
 
 class Echo(BaseModel):
@@ -121,3 +123,45 @@ def test_session_commits_calls_to_the_workspace_journal_and_a_rerun_sends_nothin
     _, cached = asyncio.run(run(None))
     assert cached == 0 and fake_llm.calls == 48  # no journal: nothing to answer from
 
+
+def test_the_groundedness_judge_keeps_only_a_bounded_number_of_pairs_in_progress(fake_llm: FakeOpenAI) -> None:
+    """50 pairs at concurrency 2: at most fan_out_limit (4) of them exist as tasks at once, not all 50."""
+    from goldset.filters import groundedness
+    from goldset.prompts import load_prompt
+
+    fake_llm.add_responder("groundedness", groundedness_responder)
+    endpoint = resolve_endpoint(None, "judge", overrides={"concurrency": 2})
+    pairs = [pair(f"qa-{i}", f"Who sends the request body, case {i}?", "The client sends it.") for i in range(50)]
+    tasks_seen: list[int] = []
+
+    async def go() -> list[groundedness.JudgeOutcome]:
+        async with session(None, endpoint) as client:
+            return await groundedness.judge_many(
+                pairs, fixture_chunks(), groundedness.Settings(), client, load_prompt(groundedness.PROMPT_ID),
+                on_done=lambda: tasks_seen.append(len(asyncio.all_tasks())),
+            )  # fmt: skip
+
+    outcomes = asyncio.run(go())
+    assert [o.pair_id for o in outcomes] == [p.id for p in pairs] and all(o.check is not None for o in outcomes)
+    assert fake_llm.calls == 50 and len(tasks_seen) == 50
+    assert fan_out_limit(endpoint) == 4
+    assert max(tasks_seen) <= fan_out_limit(endpoint) + 1  # the workers and the run's own task
+
+
+def test_generate_sends_at_most_its_concurrency_whichever_way_it_is_set(tmp_path: Path, fake_llm_factory: Any) -> None:
+    """The one concurrency of a generation run reaches the server as set: the option over goldset.yaml's."""
+    from goldset.generation.runner import generate
+    from tests.helpers.generation_data import EN_TEXT, make_chunk
+    from tests.helpers.responders import qa_responder
+
+    fake = fake_llm_factory(latency_s=0.05)
+    fake.add_responder("qa_pairs", qa_responder)
+    (tmp_path / "goldset.yaml").write_text("generate:\n  concurrency: 3\n", encoding="utf-8")
+    ws = Workspace(tmp_path)
+    chunks = [make_chunk(f"c-{i}", f"{EN_TEXT} Note number {i}.", "a.md", position=i) for i in range(12)]
+    report = generate(ws, chunks=chunks, write=False)
+    assert report.llm.calls == 12 and fake.max_in_flight == 3
+    fake = fake_llm_factory(latency_s=0.05)
+    fake.add_responder("qa_pairs", qa_responder)
+    report = generate(ws, chunks=chunks, write=False, concurrency=2, no_cache=True)
+    assert report.llm.calls == 12 and fake.max_in_flight == 2
