@@ -4,16 +4,15 @@ merges the replies into the candidates file, and reports what happened."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import gc
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from goldset.collector import paused_gc
 from goldset.context import Context
 from goldset.errors import RunFailed
 from goldset.generation.estimate import Estimate, estimate
@@ -227,7 +226,7 @@ def generate(
 
     completed = False
     try:
-        with _frozen_gc():
+        with paused_gc():  # a run makes no cyclic garbage to speak of (goldset/collector.py)
             asyncio.run(run())
         completed = True
     finally:
@@ -259,22 +258,6 @@ def generate(
         report.pairs_path = ws.pairs_path
         report.failures_path = write_failures(ws, report.failures, {c.id for c in selection.chunks})
     return report
-
-
-@contextlib.contextmanager
-def _frozen_gc() -> Iterator[None]:
-    """Leave the objects that exist before the run (modules, the KB, existing pairs) out of the garbage collector's
-    passes during the run (``gc.freeze``): a full collection otherwise walks all of them while the event loop
-    waits (~35 ms for a few hundred chunks, more on larger workspaces). Garbage made during the run is collected as
-    usual. Skipped when the process has frozen objects of its own (unfreezing would release those too)."""
-    if gc.get_freeze_count():
-        yield
-        return
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
 
 
 async def _run_plans(
