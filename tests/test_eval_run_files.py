@@ -133,9 +133,9 @@ def test_any_run_of_recurring_texts_reads_the_same(tmp_path_factory: pytest.Temp
 def test_paused_gc_hands_its_objects_on_without_undoing_a_freeze() -> None:
     import gc
 
-    from goldset.evaluation.run_files import paused_gc
+    from goldset.collector import paused_gc
 
-    frozen_before = gc.get_freeze_count()  # the CLI freezes what an evaluation made, and tests run it in-process
+    frozen_before = gc.get_freeze_count()  # whatever froze objects in this test process before
     gc.unfreeze()
     try:
         _check_paused_gc(paused_gc)

@@ -73,30 +73,27 @@ async def ask_all(
 ) -> dict[str, RunSample]:
     """``await ask(pair)`` for every pair, at most ``concurrency`` at once and ``timeout_s`` each; one sample per
     pair (failures included), keyed by pair id. ``progress`` gets a ``questions`` update after each answer."""
-    sem = asyncio.Semaphore(concurrency)
-    out: dict[str, RunSample] = {}
-    done = 0
+    from goldset.llm.fanout import fan_out
 
-    async def one(pair: QAPair) -> None:
-        nonlocal done
-        async with sem:
-            start = time.perf_counter()
-            try:
-                output = await asyncio.wait_for(ask(pair), timeout=timeout_s)
-                ms = (time.perf_counter() - start) * 1000
-                sample = to_sample(pair, output, ms)
-            except TimeoutError:
-                ms = (time.perf_counter() - start) * 1000
-                sample = RunSample(pair_id=pair.id, question=pair.question, error=f"timeout after {timeout_s:g} s")
-                sample.latency.total_ms = ms
-            except Exception as exc:
-                ms = (time.perf_counter() - start) * 1000
-                sample = RunSample(pair_id=pair.id, question=pair.question, error=_error_text(exc))
-                sample.latency.total_ms = ms
-            out[pair.id] = sample
-            done += 1
-            if progress is not None:
-                progress(Progress("questions", done, len(pairs)))
+    async def one(pair: QAPair) -> RunSample:
+        start = time.perf_counter()
+        try:
+            output = await asyncio.wait_for(ask(pair), timeout=timeout_s)
+            ms = (time.perf_counter() - start) * 1000
+            sample = to_sample(pair, output, ms)
+        except TimeoutError:
+            ms = (time.perf_counter() - start) * 1000
+            sample = RunSample(pair_id=pair.id, question=pair.question, error=f"timeout after {timeout_s:g} s")
+            sample.latency.total_ms = ms
+        except Exception as exc:
+            ms = (time.perf_counter() - start) * 1000
+            sample = RunSample(pair_id=pair.id, question=pair.question, error=_error_text(exc))
+            sample.latency.total_ms = ms
+        return sample
 
-    await asyncio.gather(*(one(p) for p in pairs))
-    return out
+    def tick(done: int, total: int) -> None:
+        if progress is not None:
+            progress(Progress("questions", done, total))
+
+    samples = await fan_out(pairs, one, limit=concurrency, on_done=tick)
+    return {s.pair_id: s for s in samples}

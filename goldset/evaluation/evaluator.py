@@ -258,13 +258,14 @@ def evaluate(
     False: no judge. ``system_model``: the model of the system under test, recorded and checked against the
     judge's (as is each sample's ``model``): a model judging its own answers is warned about.
     """
+    from goldset.collector import paused_gc
     from goldset.dataset import Dataset
     from goldset.errors import InputError
     from goldset.evaluation import datasets
     from goldset.evaluation.compare import check_comparable
     from goldset.evaluation.gate import Thresholds, check_gate, load_thresholds
     from goldset.evaluation.judge.runner import judge_run, prepare_judge, same_model_notes
-    from goldset.evaluation.run_files import missing_sample, paused_gc
+    from goldset.evaluation.run_files import missing_sample
     from goldset.evaluation.runs import SampleStore, git_revision, make_run_id, write_run
     from goldset.evaluation.scoring import MISSING, ScoringAhead, score_run, scoring_processes, summarize
     from goldset.evaluation.settings import EvalSettings

@@ -21,13 +21,11 @@ accepted, a bad byte reported on its own line) but is built for run files of hun
 
 from __future__ import annotations
 
-import gc
 import gzip
 import io
 import json
 import re
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -55,29 +53,6 @@ def zstd() -> ModuleType:
     except ImportError:
         from backports import zstd as module  # type: ignore[no-redef,unused-ignore]
     return module  # type: ignore[no-any-return,unused-ignore]
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """The cyclic garbage collector off while a run's records are built, back as it was after.
-
-    Reading 10,000 samples makes some 200,000 objects and no reference cycle; each of the collector's full passes
-    walks every object made so far, which doubled the time to read a large run file (0.9 s of 1.8 s). When it is
-    back on, the objects made meanwhile go to the oldest generation without a pass over them (``gc.freeze`` then
-    ``gc.unfreeze`` moves them there and resets the young count, which a pause lets grow to hundreds of
-    thousands: else the next allocation walks them all at once). They are still collected by the next full pass.
-    Not done when something else froze objects (``gc.get_freeze_count``): unfreezing would undo that.
-    """
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            if not gc.get_freeze_count():
-                gc.freeze()
-                gc.unfreeze()
-            gc.enable()
 
 
 @dataclass

@@ -248,7 +248,8 @@ def resolve_run_folder(spec: str | Path, ws: Workspace | None = None, runs_dir: 
 
 def read_run(spec: str | Path, ws: Workspace | None = None, runs_dir: Path | None = None) -> StoredRun:
     """Read an evaluation folder written by :func:`write_run`."""
-    from goldset.evaluation.run_files import iter_samples, paused_gc
+    from goldset.collector import paused_gc
+    from goldset.evaluation.run_files import iter_samples
 
     folder = resolve_run_folder(spec, ws, runs_dir)
     samples_file = folder / SAMPLES_FILE

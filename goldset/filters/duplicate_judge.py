@@ -438,19 +438,17 @@ async def judge(
     on_done: Callable[[int, int], Any] | None = None,
 ) -> Judged:
     """Ask the judge about every candidate whose verdict the journal does not hold yet (:func:`pair_key`),
-    ``settings.batch`` pairs per call, concurrently (the client bounds concurrency and rate). A failed call is
-    recorded on each of its pairs, never turned into a verdict."""
-    import asyncio
+    ``settings.batch`` pairs per call, concurrently (:func:`~goldset.llm.fan_out`; the client bounds the requests
+    and their rate). A failed call is recorded on each of its pairs, never turned into a verdict."""
+    from goldset.llm.fanout import fan_out, fan_out_limit
 
     out = Judged(scores={(c.i, c.j): c.score for c in found})
     journal = client.journal if client.use_cache else None
     known, groups = plan_calls(pairs, found, settings, client.endpoint, prompt, journal)
     for pair, verdict in known.items():
         record_one(out, pair, verdict)
-    done = 0
 
     async def one(batch: list[Candidate]) -> None:
-        nonlocal done
         res = await client.complete_json(
             render_messages(pairs, batch, prompt), judgement_model(len(batch)), schema_name=SCHEMA_NAME
         )
@@ -460,11 +458,8 @@ async def judge(
         else:
             record(out, batch, res.value)
             remember(pairs, batch, res.value, client.endpoint, prompt, client.journal)
-        done += 1
-        if on_done is not None:
-            on_done(done, len(groups))
 
-    await asyncio.gather(*(one(b) for b in groups))
+    await fan_out(groups, one, limit=fan_out_limit(client.endpoint), on_done=on_done)
     out.calls = len(groups)
     return out
 

@@ -169,12 +169,12 @@ async def judge_many(
     seed: int | None = None,
     related: RelatedChunks | None = None,
 ) -> list[JudgeOutcome]:
-    """Judge every pair concurrently (the client bounds concurrency and rate); a failed call is an error, not
-    a verdict, so the pair is judged again on the next run. ``seed`` is sent with each request and is part of
-    its journal key: another seed is another call (judge calibration's repeats), None is the filters' call.
-    ``related``: the related-chunk lookup for unanswerable pairs (default: over ``kb_chunks``, ``kb_context_chunks``
-    each), given when the caller also hashes what the judge reads."""
-    import asyncio
+    """Judge every pair concurrently (:func:`~goldset.llm.fan_out`; the client bounds the requests and their rate);
+    a failed call is an error, not a verdict, so the pair is judged again on the next run. ``seed`` is sent with
+    each request and is part of its journal key: another seed is another call (judge calibration's repeats), None
+    is the filters' call. ``related``: the related-chunk lookup for unanswerable pairs (default: over ``kb_chunks``,
+    ``kb_context_chunks`` each), given when the caller also hashes what the judge reads."""
+    from goldset.llm.fanout import fan_out, fan_out_limit
 
     index = related if related is not None else RelatedChunks(kb_chunks, kb_context_chunks)
 
@@ -195,7 +195,7 @@ async def judge_many(
             on_done()
         return out
 
-    return list(await asyncio.gather(*(one(p) for p in pairs)))
+    return await fan_out(pairs, one, limit=fan_out_limit(client.endpoint))
 
 
 SPEC = CheckSpec(

@@ -50,7 +50,7 @@ async def rewrite_many(
     pairs: Sequence[QAPair], chunks: ChunkMap, client: LLMClient, prompt: Prompt
 ) -> dict[str, str | Exception]:
     """New answer text per pair id, or the (redacted) error of a failed call."""
-    import asyncio
+    from goldset.llm.fanout import fan_out, fan_out_limit
 
     async def one(pair: QAPair) -> tuple[str, str | Exception]:
         messages = prompt.render(
@@ -64,4 +64,4 @@ async def rewrite_many(
             return pair.id, RuntimeError(res.error or "repair call failed")
         return pair.id, res.value.answer
 
-    return dict(await asyncio.gather(*(one(p) for p in pairs)))
+    return dict(await fan_out(pairs, one, limit=fan_out_limit(client.endpoint)))

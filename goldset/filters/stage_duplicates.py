@@ -264,12 +264,11 @@ async def embed_questions(
 ) -> list[list[float] | None]:
     """The questions' embedding vectors (None where none came), cached in the call journal (a re-run sends
     nothing)."""
-    from goldset.llm import CallJournal, LLMClient
+    from goldset.llm import session
 
-    with CallJournal(run.ws.cache_path) as journal:
-        async with LLMClient(endpoint, journal) as client:
-            vectors = await client.embed([p.question for p in everyone])
-            run.report.embedding = client.stats.as_dict()
+    async with session(run.ws, endpoint) as client:
+        vectors = await client.embed([p.question for p in everyone])
+        run.report.embedding = client.stats.as_dict()
     missing = sum(1 for v in vectors if v is None)
     if missing:
         run.report.judge_errors.append(
@@ -289,19 +288,18 @@ async def judge_candidates(
 ) -> Judged:
     """The duplicate judge on the candidate pairs among ``everyone`` (two released pairs and identical questions
     are not asked about); failed calls are reported in ``judge_errors``, grouped by their reason."""
-    from goldset.llm import CallJournal, LLMClient
+    from goldset.llm import session
 
     st = run.settings_of(duplicates.SPEC)
     found = judge_candidates_of(everyone, n_own, st, strict, vectors, excluded)
     if excluded:
         run.report.not_judged[duplicates.NAME] = len(excluded)
-    with CallJournal(run.ws.cache_path) as journal:
-        async with LLMClient(plan.endpoint, journal) as client:
-            judged = await duplicate_judge.judge(
-                everyone, found, st.judge, client, plan.prompt,
-                on_done=lambda done, total: run.tell("duplicate judge", done, total),
-            )  # fmt: skip
-            run.report.duplicate_judge = {**client.stats.as_dict(), "candidates": len(found), "batches": judged.calls}
+    async with session(run.ws, plan.endpoint) as client:
+        judged = await duplicate_judge.judge(
+            everyone, found, st.judge, client, plan.prompt,
+            on_done=lambda done, total: run.tell("duplicate judge", done, total),
+        )  # fmt: skip
+        run.report.duplicate_judge = {**client.stats.as_dict(), "candidates": len(found), "batches": judged.calls}
     by_error: dict[str, list[str]] = {}
     for (i, j), err in sorted(judged.failed.items()):
         by_error.setdefault(err, []).append(f"{everyone[i].id}~{everyone[j].id}")

@@ -48,16 +48,15 @@ def groundedness_input(pair: QAPair, chunks: Mapping[str, Chunk], related: groun
 
 async def run_llm(run: FilterRun, plan: LLMPlan, live: list[QAPair], *, repair: bool) -> None:
     """Judge (when the plan has a judge prompt) and repair (when asked) the pairs of ``live``, updated in place."""
-    from goldset.llm import CallJournal, LLMClient
+    from goldset.llm import session
 
-    with CallJournal(run.ws.cache_path) as journal:
-        async with LLMClient(plan.endpoint, journal) as client:
-            stage = _LLMStage(run, plan, client)
-            if plan.judge_prompt is not None:
-                await stage.judge_stale(live)
-            if repair and plan.repair_prompt is not None:
-                await stage.repair(live, plan.repair_prompt)
-            run.report.llm = client.stats.as_dict()
+    async with session(run.ws, plan.endpoint) as client:
+        stage = _LLMStage(run, plan, client)
+        if plan.judge_prompt is not None:
+            await stage.judge_stale(live)
+        if repair and plan.repair_prompt is not None:
+            await stage.repair(live, plan.repair_prompt)
+        run.report.llm = client.stats.as_dict()
 
 
 class _LLMStage:

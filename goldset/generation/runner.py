@@ -4,16 +4,15 @@ merges the replies into the candidates file, and reports what happened."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import gc
 import re
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from goldset.collector import paused_gc
 from goldset.context import Context
 from goldset.errors import RunFailed
 from goldset.generation.estimate import Estimate, estimate
@@ -36,7 +35,6 @@ from goldset.schema.generation import GenerationFailure
 
 if TYPE_CHECKING:
     from goldset.llm import CallResult, LLMClient
-    from goldset.llm.endpoints import Endpoint
     from goldset.workspace import WorkspaceLike
 
 
@@ -160,7 +158,7 @@ def generate(
         return GenerationReport(
             chunks=est.chunks, skipped_small=est.skipped_small, already_done=est.already_done, estimate=est
         )
-    from goldset.llm import CallJournal, LLMClient, resolve_endpoint
+    from goldset.llm import resolve_endpoint, session
 
     endpoint = resolve_endpoint(ctx, "generate", overrides={"concurrency": settings.concurrency, "model": model})
     data = ctx.data
@@ -220,23 +218,17 @@ def generate(
             progress(state.as_progress())
 
     async def run() -> None:
-        with CallJournal(ws.cache_path) as journal:
-            async with LLMClient(endpoint, journal, use_cache=not no_cache) as client:
-                report.llm = client.stats  # the client's live counters: the report and the progress show them
-                if progress is not None:
-                    progress(state.as_progress())
-                await _run_plans(
-                    client, selection.chunks, plan_for, on_result, settings, bound=_task_bound(endpoint, settings)
-                )
+        async with session(ws, endpoint, use_cache=not no_cache) as client:
+            report.llm = client.stats  # the client's live counters: the report and the progress show them
+            if progress is not None:
+                progress(state.as_progress())
+            await _run_plans(client, selection.chunks, plan_for, on_result, settings)
 
     completed = False
     try:
-        with _frozen_gc():
+        with paused_gc():  # a run makes no cyclic garbage to speak of (goldset/collector.py)
             asyncio.run(run())
         completed = True
-    except BaseExceptionGroup as group:
-        # A task group wraps the first error (e.g. EndpointError on a 401); show that one, not the group.
-        raise _first_error(group) from None
     finally:
         if not (completed and write):
             sink.flush()  # what a stopped run received is kept; a whole run's file is written just below
@@ -264,68 +256,26 @@ def generate(
     return report
 
 
-@contextlib.contextmanager
-def _frozen_gc() -> Iterator[None]:
-    """Leave the objects that exist before the run (modules, the KB, existing pairs) out of the garbage collector's
-    passes during the run (``gc.freeze``): a full collection otherwise walks all of them while the event loop
-    waits (~35 ms for a few hundred chunks, more on larger workspaces). Garbage made during the run is collected as
-    usual. Skipped when the process has frozen objects of its own (unfreezing would release those too)."""
-    if gc.get_freeze_count():
-        yield
-        return
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
-
-
-def _first_error(group: BaseExceptionGroup) -> BaseException:
-    first: BaseException = group
-    while isinstance(first, BaseExceptionGroup) and first.exceptions:
-        first = first.exceptions[0]
-    return first
-
-
-def _task_bound(endpoint: Endpoint, settings: GenerateSettings) -> int:
-    return max(1, settings.concurrency or endpoint.settings.concurrency) * 2
-
-
 async def _run_plans(
     client: LLMClient,
     chunks: Sequence[Chunk],
     plan_for: Callable[[Chunk], CallPlan],
     on_result: Callable[[CallPlan, CallResult[GeneratedPairs]], None],
     settings: GenerateSettings,
-    *,
-    bound: int,
 ) -> None:
-    """Plan and run the calls, in the order of ``chunks``, with at most ``bound`` in flight (the client enforces
-    the endpoint's own limit; the bound keeps memory flat on large KBs). The first unexpected error cancels the
-    rest; results already received are flushed by the caller."""
-    queue: asyncio.Queue[Chunk | None] = asyncio.Queue()
-    for chunk in chunks:
-        queue.put_nowait(chunk)
+    """Plan and run the calls, in the order of ``chunks`` (:func:`~goldset.llm.fan_out`: a chunk is planned when its
+    call is about to go out, which keeps memory flat on large KBs). The first unexpected error cancels the rest;
+    results already received are flushed by the caller."""
+    from goldset.llm import fan_out, fan_out_limit
 
-    async def worker() -> None:
-        while True:
-            try:
-                chunk = queue.get_nowait()
-            except asyncio.QueueEmpty:
-                return
-            if chunk is None:
-                return
-            plan = plan_for(chunk)
-            res = await client.complete_json(
-                plan.messages(), plan.reply_model, schema_name=SCHEMA_NAME, seed=settings.seed
-            )
-            try:
-                # The call slot this one freed has a waiter (another worker, its request ready): let it send first,
-                # then check and merge this reply (~0.5 ms) while that request is on the wire.
-                await asyncio.sleep(0)
-            finally:
-                on_result(plan, res)  # also when cancelled meanwhile: a received result is always recorded
+    async def one(chunk: Chunk) -> None:
+        plan = plan_for(chunk)
+        res = await client.complete_json(plan.messages(), plan.reply_model, schema_name=SCHEMA_NAME, seed=settings.seed)
+        try:
+            # The call slot this one freed has a waiter (another call, its request ready): let it send first, then
+            # check and merge this reply (~0.5 ms) while that request is on the wire.
+            await asyncio.sleep(0)
+        finally:
+            on_result(plan, res)  # also when cancelled meanwhile: a received result is always recorded
 
-    async with asyncio.TaskGroup() as tg:
-        for _ in range(min(bound, len(chunks))):
-            tg.create_task(worker())
+    await fan_out(chunks, one, limit=fan_out_limit(client.endpoint))

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from goldset.errors import EndpointError
+from goldset.llm.fanout import fan_out, fan_out_limit
 from goldset.llm.journal import CallJournal, call_key
 from goldset.llm.retry import CallFailed, RetryPolicy
 from goldset.llm.stats import CallStats
@@ -82,7 +83,7 @@ class Embedder:
             for i, vec in zip(batch, vectors, strict=True):
                 out[i] = vec
 
-        await asyncio.gather(*(one(b) for b in batches))
+        await fan_out(batches, one, limit=fan_out_limit(self.endpoint))
         return out
 
     async def _batch(self, model: str, texts: list[str], keys: list[str]) -> list[list[float] | None]:

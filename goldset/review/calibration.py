@@ -224,7 +224,7 @@ def calibrate(
 
     from goldset.filters import groundedness
     from goldset.filters.settings import FilterSettings
-    from goldset.llm import CallJournal, LLMClient, resolve_endpoint
+    from goldset.llm import resolve_endpoint, session
     from goldset.prompts import load_prompt
     from goldset.review.settings import ReviewSettings
 
@@ -282,17 +282,17 @@ def calibrate(
             progress(Progress("judge", done, total))
 
     async def run() -> tuple[list[list[groundedness.JudgeOutcome]], dict[str, Any]]:
-        with CallJournal(workspace.cache_path) as journal:
-            async with LLMClient(endpoint, journal) as client:
-                outcomes = await asyncio.gather(*(
-                    groundedness.judge_many(
-                        targets, chunks, g_settings, client, prompt, kb_chunks=kb,
-                        kb_context_chunks=filters.kb_context_chunks, on_done=tick,
-                        seed=None if r == 0 else r,
-                    )
-                    for r in range(samples)
-                ))  # fmt: skip
-                return list(outcomes), client.stats.as_dict()
+        async with session(workspace, endpoint) as client:
+            # The repeats together (each bounds its own calls in progress): the pool stays full between them.
+            outcomes = await asyncio.gather(*(
+                groundedness.judge_many(
+                    targets, chunks, g_settings, client, prompt, kb_chunks=kb,
+                    kb_context_chunks=filters.kb_context_chunks, on_done=tick,
+                    seed=None if r == 0 else r,
+                )
+                for r in range(samples)
+            ))  # fmt: skip
+            return list(outcomes), client.stats.as_dict()
 
     repeats, llm = asyncio.run(run())
 

@@ -255,7 +255,7 @@ def _judge(
     import asyncio
 
     from goldset.filters import groundedness
-    from goldset.llm import CallJournal, LLMClient, resolve_endpoint
+    from goldset.llm import resolve_endpoint, session
     from goldset.prompts import load_prompt
 
     if not pairs:
@@ -268,13 +268,12 @@ def _judge(
     kb = sorted(chunks.values(), key=lambda c: c.id)
 
     async def run() -> tuple[list[Any], int]:
-        with CallJournal(ws.cache_path) as journal:
-            async with LLMClient(endpoint, journal) as client:
-                outcomes = await groundedness.judge_many(
-                    pairs, chunks, g_settings, client, prompt, kb_chunks=kb,
-                    kb_context_chunks=settings.kb_context_chunks,
-                )  # fmt: skip
-                return outcomes, client.stats.calls
+        async with session(ws, endpoint) as client:
+            outcomes = await groundedness.judge_many(
+                pairs, chunks, g_settings, client, prompt, kb_chunks=kb,
+                kb_context_chunks=settings.kb_context_chunks,
+            )  # fmt: skip
+            return outcomes, client.stats.calls
 
     outcomes, calls = asyncio.run(run())
     verdicts = {o.pair_id: o.check for o in outcomes if o.check is not None}

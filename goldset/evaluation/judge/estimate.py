@@ -126,12 +126,13 @@ def estimate_judging(
     """The judge's calls and cost for evaluating the run file ``run`` (exact) or, without one, a system not yet run
     (estimated with stand-in answers), against ``dataset``; the same choice of pairs as :func:`goldset.evaluate`.
     Calls nothing; opens the call journal only if it exists. ``run_file``: the old name of ``run`` (deprecated)."""
+    from goldset.collector import paused_gc
     from goldset.context import Context
     from goldset.dataset import Dataset
     from goldset.evaluation import datasets
     from goldset.evaluation.evaluator import judge_journal_path, renamed_run, runs_folder
     from goldset.evaluation.judge.runner import prepare_judge
-    from goldset.evaluation.run_files import paused_gc, read_run_file
+    from goldset.evaluation.run_files import read_run_file
     from goldset.evaluation.settings import EvalSettings
     from goldset.llm import CallJournal
 

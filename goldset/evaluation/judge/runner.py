@@ -245,15 +245,12 @@ async def _judge_items(
     plan: JudgePlan, client: LLMClient, items: Sequence[JudgeItem], progress: ProgressCallback | None
 ) -> list[SampleResult]:
     from goldset.errors import EndpointError
-    from goldset.llm import CallResult, Usage
+    from goldset.llm import CallResult, Usage, fan_out, fan_out_limit
     from goldset.progress import Progress
 
-    done = 0
     total = len(items)
 
-    def tick() -> None:
-        nonlocal done
-        done += 1
+    def tick(done: int, _total: int) -> None:
         if progress is not None:
             s = client.stats
             counters: dict[str, int | float | str] = {"calls": s.calls, "cached": s.cache_hits}
@@ -276,20 +273,16 @@ async def _judge_items(
                 model=plan.endpoint.model, attempts=0,
             )  # fmt: skip
 
-    # Samples in progress at once: enough to keep the client's pool full (a sample's calls go out together), few
-    # enough that the rendered prompts of a 10,000-question run are not all held in memory at the same time.
-    in_progress = asyncio.Semaphore(max(32, 2 * plan.endpoint.settings.concurrency))
-
     async def one(item: JudgeItem) -> SampleResult:
-        async with in_progress:
-            kinds = calls_for(item, plan.settings.calls)
-            results = await asyncio.gather(*(call(item, k) for k in kinds))
-        tick()
+        kinds = calls_for(item, plan.settings.calls)
+        results = await asyncio.gather(*(call(item, k) for k in kinds))  # a sample's calls go out together
         return _interpret(item, dict(zip(kinds, results, strict=True)))
 
     if progress is not None:
         progress(Progress("judge", 0, total))
-    out = list(await asyncio.gather(*(one(i) for i in items)))
+    # Samples in progress at once: enough to keep the client's pool full (a sample makes one to three calls), few
+    # enough that the rendered prompts of a 10,000-question run are not all held in memory at the same time.
+    out = await fan_out(items, one, limit=max(32, fan_out_limit(plan.endpoint)), on_done=tick)
     if plan.embeddings:
         await _embed_reverse_questions(client, items, out)
     return out
@@ -334,7 +327,7 @@ def judge_run(
 ) -> JudgeOutcome:
     """Judge every answered sample of ``scores`` (updated in place: judge metrics added to ``metrics``, the
     verdicts to ``judge``) and return what the run records about it."""
-    from goldset.llm import CallJournal, CallStats, LLMClient
+    from goldset.llm import CallStats, session
 
     by_id = {p.id: p for p in pairs}
     names = plan.metric_names
@@ -350,16 +343,12 @@ def judge_run(
 
     items = [item for _, item in todo]
 
-    async def go(journal: CallJournal | None) -> tuple[list[SampleResult], CallStats]:
-        async with LLMClient(plan.endpoint, journal) as client:
+    async def go() -> tuple[list[SampleResult], CallStats]:
+        async with session(plan.journal_path, plan.endpoint) as client:
             results = await _judge_items(plan, client, items, progress)
             return results, client.stats
 
-    if plan.journal_path is not None:
-        with CallJournal(plan.journal_path) as journal:
-            results, stats = asyncio.run(go(journal))
-    else:
-        results, stats = asyncio.run(go(None))
+    results, stats = asyncio.run(go())
 
     failed: Counter[str] = Counter()
     first_reason: dict[str, str] = {}
