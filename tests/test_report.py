@@ -184,7 +184,7 @@ def test_the_worst_questions_name_the_page_a_context_is_on_when_the_system_gives
     samples = [poor_sample(p) for p in pairs]
     samples[0].contexts[0].doc_id, samples[0].contexts[0].page = "handbook.pdf", 12
     samples[1].contexts[0].doc_id, samples[1].contexts[0].page = "deck.pptx", 3
-    evaluate(data, run_file=write_run_file(tmp_path / "run.jsonl", samples), out_dir=tmp_path / "run")
+    evaluate(data, run=write_run_file(tmp_path / "run.jsonl", samples), out_dir=tmp_path / "run")
     html = render_html(read_run(tmp_path / "run"))
     assert "#1 handbook.pdf, p. 12 " in html and "#1 deck.pptx, slide 3 " in html
     assert re.search(r"#1 [\w/.-]+\.md c", html), "a context without a page shows its document alone"
