@@ -24,11 +24,11 @@ _EXPORTS = {
     "KBSettings": "goldset.kb.settings",
     "CHUNKS_FILE": "goldset.kb.snapshot",
     "SNAPSHOT_FILE": "goldset.kb.snapshot",
-    "IngestResult": "goldset.kb.snapshot",
+    "IngestResult": "goldset.kb.ingest",
     "KBDiff": "goldset.kb.snapshot",
-    "NothingToIngest": "goldset.kb.snapshot",
+    "NothingToIngest": "goldset.kb.ingest",
     "diff_snapshots": "goldset.kb.snapshot",
-    "ingest": "goldset.kb.snapshot",
+    "ingest": "goldset.kb.ingest",
     "load_chunks": "goldset.kb.snapshot",
     "load_snapshot": "goldset.kb.snapshot",
     "snapshot_id": "goldset.kb.snapshot",
@@ -39,15 +39,13 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:  # the same names, for type checkers (a test holds the two lists equal)
     from goldset.kb.chunker import OVERSIZED, chunk_document, chunk_id, content_hash, content_text
+    from goldset.kb.ingest import IngestResult, NothingToIngest, ingest
     from goldset.kb.settings import KBSettings
     from goldset.kb.snapshot import (
         CHUNKS_FILE,
         SNAPSHOT_FILE,
-        IngestResult,
         KBDiff,
-        NothingToIngest,
         diff_snapshots,
-        ingest,
         load_chunks,
         load_snapshot,
         snapshot_id,
