@@ -24,11 +24,11 @@ _EXPORTS = {
     "KBSettings": "goldset.kb.settings",
     "CHUNKS_FILE": "goldset.kb.snapshot",
     "SNAPSHOT_FILE": "goldset.kb.snapshot",
-    "IngestResult": "goldset.kb.ingest",
+    "IngestResult": "goldset.kb.ingestion",
     "KBDiff": "goldset.kb.snapshot",
-    "NothingToIngest": "goldset.kb.ingest",
+    "NothingToIngest": "goldset.kb.ingestion",
     "diff_snapshots": "goldset.kb.snapshot",
-    "ingest": "goldset.kb.ingest",
+    "ingest": "goldset.kb.ingestion",
     "load_chunks": "goldset.kb.snapshot",
     "load_snapshot": "goldset.kb.snapshot",
     "snapshot_id": "goldset.kb.snapshot",
@@ -39,7 +39,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 if TYPE_CHECKING:  # the same names, for type checkers (a test holds the two lists equal)
     from goldset.kb.chunker import OVERSIZED, chunk_document, chunk_id, content_hash, content_text
-    from goldset.kb.ingest import IngestResult, NothingToIngest, ingest
+    from goldset.kb.ingestion import IngestResult, NothingToIngest, ingest
     from goldset.kb.settings import KBSettings
     from goldset.kb.snapshot import (
         CHUNKS_FILE,

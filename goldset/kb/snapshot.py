@@ -1,5 +1,5 @@
 """A KB snapshot: reading the workspace's (:func:`load_snapshot`, :func:`load_chunks`), and what changed between
-two (:func:`diff_snapshots`). Making one from a documents folder is :mod:`goldset.kb.ingest`'s.
+two (:func:`diff_snapshots`). Making one from a documents folder is :mod:`goldset.kb.ingestion`'s.
 
 Storage (``ws.kb_dir`` or any ``out_dir``, read and written by :mod:`goldset.data`): ``chunks.jsonl`` (every chunk,
 sorted by id) and ``snapshot.json`` (:class:`~goldset.schema.KBSnapshot`).
