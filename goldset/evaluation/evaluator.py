@@ -376,16 +376,19 @@ def evaluate(
         with paused_gc():
             scores = score_run(pairs, samples, settings, ahead=ahead)
         judge_failed: dict[str, int] = {}
+        judge_consistency: dict[str, Any] = {}
         if judge_plan is not None:
             models = [m for m in (system_model, *(s.model for s in samples.values())) if m]
             notes += same_model_notes(judge_plan, pairs, models)
             judged = judge_run(judge_plan, pairs, samples, scores, progress=progress)
             meta = meta.model_copy(update={"judge": judged.info})
             judge_failed = judged.failed
+            judge_consistency = judged.consistency
             notes += judged.notes
         with paused_gc():
             summary = summarize(run_id, scores, samples, settings)
         summary.judge_failed = judge_failed
+        summary.judge_consistency = judge_consistency
         summary.notes = list(notes)
         folder = folder.parent / run_id if out_dir is None else folder
         write_run(folder, meta, store, scores, summary)
