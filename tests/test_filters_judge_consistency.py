@@ -72,3 +72,38 @@ def test_reasons_that_say_not_supported_and_those_that_do_not() -> None:
                 "The docs say HTTP/3 is not supported, as the answer says.", ""]  # fmt: skip
     assert all(says_not_supported(t) for t in said_not)
     assert not any(says_not_supported(t) for t in said_yes)
+
+
+DUP_CONFIG = "filter:\n  checks:\n    verbatim: false\n    groundedness: false\n    question_overlap: false\n"
+
+
+def test_a_duplicate_verdict_same_without_a_reason_is_a_failed_judgement(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+    from tests.helpers.duplicate_responders import parse_pairs
+
+    def lazy_judge(body: dict[str, Any]) -> dict[str, Any]:
+        """Says every pair is the same; the reason is a placeholder for all but the pair about status codes."""
+        verdicts = []
+        for n, a, b in parse_pairs(body):
+            placeholder = "..." if n % 2 else ""
+            reason = "both ask which status code FastAPI returns" if "status" in a and "status" in b else placeholder
+            verdicts.append({"pair": n, "same": True, "reason": reason})
+        return {"verdicts": verdicts}
+
+    fake_llm.add_responder("duplicate_judge", lazy_judge)
+    ps = [
+        pair("qa-body", "How do I declare a request body in FastAPI?", "Declare a Pydantic model parameter."),
+        pair("qa-header", "How do I read a header parameter in FastAPI?", "Declare a parameter with Header()."),
+        pair("qa-status-1", "Which status code does FastAPI return for a missing parameter?", "422."),
+        pair("qa-status-2", "What status code comes back when a required parameter is missing?", "It is 422."),
+    ]
+    ws = make_workspace(tmp_path / "ws", ps, config=DUP_CONFIG)
+    report = run_filters(ws)
+    got = {p.id: p.checks["duplicate"] for p in read_jsonl(ws.pairs_path, QAPair)}
+    # unrelated questions "the same" with no reason: not duplicates, and the report says why
+    assert got["qa-body"].passed and got["qa-header"].passed
+    assert got["qa-header"].duplicate_of is None and got["qa-body"].duplicate_of is None
+    # a "same" with its reason stands
+    assert not got["qa-status-2"].passed or not got["qa-status-1"].passed
+    n, bad = report.judge_consistency["duplicate"]
+    assert bad >= 1 and n > bad
+    assert any("the judge said same but gave no reason" in e for e in report.judge_errors)

@@ -300,6 +300,7 @@ async def judge_candidates(
             on_done=lambda done, total: run.tell("duplicate judge", done, total),
         )  # fmt: skip
         run.report.duplicate_judge = {**client.stats.as_dict(), "candidates": len(found), "batches": judged.calls}
+    run.report.count_consistency(duplicates.NAME, judged.verdicts, judged.inconsistent)
     by_error: dict[str, list[str]] = {}
     for (i, j), err in sorted(judged.failed.items()):
         by_error.setdefault(err, []).append(f"{everyone[i].id}~{everyone[j].id}")
