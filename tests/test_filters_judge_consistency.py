@@ -107,3 +107,18 @@ def test_a_duplicate_verdict_same_without_a_reason_is_a_failed_judgement(tmp_pat
     n, bad = report.judge_consistency["duplicate"]
     assert bad >= 1 and n > bad
     assert any("the judge said same but gave no reason" in e for e in report.judge_errors)
+
+
+def test_a_judge_of_the_generators_model_is_warned_about(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+    fake_llm.add_responder("groundedness", groundedness_responder)
+    ps = _pairs()[:1]
+    for p in ps:
+        p.provenance.model = "fake-judge"  # the model the judge endpoint also serves
+    ws = make_workspace(tmp_path / "ws", ps, config=NO_COPY_CHECK)
+    report = run_filters(ws)
+    assert any("judge model fake-judge also generated 1 of the 1 pairs" in w for w in report.warnings)
+    res = CliRunner().invoke(app, ["filter", "--workspace", str(ws.root)])
+    assert res.exit_code == 0 and "also generated 1 of the 1 pairs" in res.stderr
+    # another generator: no warning
+    other = make_workspace(tmp_path / "other", _pairs()[:1], config=NO_COPY_CHECK)
+    assert run_filters(other).warnings == []

@@ -108,6 +108,10 @@ def _print(r: CalibrationReport) -> None:
         shown = list(c.disagreements.items())[:5]
         more = f" (and {len(c.disagreements) - len(shown)} more in the manifest)" if len(c.disagreements) > 5 else ""
         out.print("disagreements " + ", ".join(f"{pid} {kind}" for pid, kind in shown) + more)
+    for note in r.notes:
+        from rich.markup import escape
+
+        out.print(f"[yellow]{escape(note)}[/]", soft_wrap=True)
     if r.judge_errors:
         out.print(f"[yellow]{len(r.judge_errors)} judge call(s) failed; those pairs are left out: re-run[/]")
         for line in r.judge_errors[:3]:

@@ -52,6 +52,7 @@ class FilterReport:
     ``batches`` (calls, sent or from the journal). ``judge_consistency``: judge (``groundedness``, ``duplicate``)
     -> (verdicts it returned this run, those that contradicted themselves: supported with unsupported claims
     listed, "same" with no reason; such a verdict is a failed judgement, listed in ``judge_errors``).
+    ``warnings``: what a reader must know about the judges (one of them is the model that wrote the pairs).
     """
 
     n_pairs: int = 0
@@ -76,6 +77,7 @@ class FilterReport:
     embedding: dict[str, Any] | None = None
     duplicate_judge: dict[str, Any] | None = None
     judge_consistency: dict[str, tuple[int, int]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
 
     def reuse(self, name: str) -> None:
         """Count one verdict of ``name`` kept from an earlier run."""

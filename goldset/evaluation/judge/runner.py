@@ -140,25 +140,6 @@ def prepare_judge(
     return JudgePlan(settings.judge, endpoint, prompts, embeddings, journal_path)
 
 
-def same_model_notes(plan: JudgePlan, pairs: Sequence[QAPair], system_models: Sequence[str]) -> list[str]:
-    """Warnings when the judge model also wrote the pairs (``provenance.model``) or is the system's model: a model
-    judging its own text favours it (self-preference), so its scores flatter."""
-    model = plan.endpoint.model
-    notes = []
-    wrote = sum(1 for p in pairs if p.provenance.model == model)
-    if wrote:
-        notes.append(
-            f"warning: the judge model {model} also generated {wrote} of the {len(pairs)} pairs (provenance.model): "
-            "a model judging against its own references favours them; judge with another model (llm.judge)"
-        )
-    if model in set(system_models):
-        notes.append(
-            f"warning: the judge model {model} is also the model of the system under test: a model judging its own "
-            "answers favours them; judge with another model (llm.judge)"
-        )
-    return notes
-
-
 # --------------------------------------------------------------------------------------------------- one sample
 
 
