@@ -122,3 +122,30 @@ def test_a_judge_of_the_generators_model_is_warned_about(tmp_path: Path, fake_ll
     # another generator: no warning
     other = make_workspace(tmp_path / "other", _pairs()[:1], config=NO_COPY_CHECK)
     assert run_filters(other).warnings == []
+
+
+def test_the_pair_kept_of_a_duplicate_group_does_not_depend_on_an_earlier_runs_verdicts(
+    tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    """The judge rejects the pair kept by the first run; the second run (same settings) keeps the same pair, as a
+    fresh run does: the judge's verdicts are an earlier run's leftovers when the duplicates are settled."""
+    fake_llm.add_responder("groundedness", groundedness_responder)
+    a = pair("qa-a", "How do I declare a request body in FastAPI?", CHICAGO)  # the judge: not supported
+    b = pair("qa-b", "How can I declare a request body in FastAPI?", SUPPORTED)
+    ws = make_workspace(tmp_path / "ws", [a, b], config=NO_COPY_CHECK)
+
+    def dup() -> dict[str, tuple[bool, str | None]]:
+        return {p.id: (p.checks["duplicate"].passed, p.checks["duplicate"].duplicate_of)
+                for p in read_jsonl(ws.pairs_path, QAPair)}  # fmt: skip
+
+    run_filters(ws)
+    first = dup()
+    assert first == {"qa-a": (True, None), "qa-b": (False, "qa-a")}
+    assert not {p.id: p for p in read_jsonl(ws.pairs_path, QAPair)}["qa-a"].checks["groundedness"].passed
+    run_filters(ws)
+    assert dup() == first
+    fresh = make_workspace(tmp_path / "fresh", [a, b], config=NO_COPY_CHECK)
+    run_filters(fresh)
+    assert {p.id: p.checks["duplicate"].duplicate_of for p in read_jsonl(fresh.pairs_path, QAPair)} == {
+        "qa-a": None, "qa-b": "qa-a"
+    }

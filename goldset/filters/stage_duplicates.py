@@ -128,11 +128,16 @@ def estimate_duplicate_judge(
 
 def rank(names: Sequence[str]) -> Callable[[QAPair], tuple[int, int, int, float]]:
     """Which of two near-duplicates to keep: reviewed first, then fewest rejecting failures (generation's
-    included), then fewest flags, then least copying."""
+    included), then fewest flags, then least copying.
+
+    Only verdicts this run has already made count: generation's and the pair checks' (stage 1). The LLM judge's
+    verdicts come after the duplicates (stage 3), so on a pair they are an earlier run's leftovers: counting them
+    made a second run with the same settings keep another pair of a group than the first (and than a fresh run)."""
     order = {PairStatus.accepted: 0, PairStatus.stale: 1}
+    current = [n for n in names if n != duplicates.NAME and CHECKS[n].kind == "pair"]
 
     def key(p: QAPair) -> tuple[int, int, int, float]:
-        others = [p.checks[n] for n in names if n != duplicates.NAME and n in p.checks]
+        others = [p.checks[n] for n in current if n in p.checks]
         rejects = sum(1 for c in others if c.rejects) + generation_rejects(p)
         flags = sum(1 for c in others if c.flagged)
         copy = p.checks["verbatim"].score if "verbatim" in p.checks and p.checks["verbatim"].score else 0.0
