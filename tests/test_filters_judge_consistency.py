@@ -147,5 +147,6 @@ def test_the_pair_kept_of_a_duplicate_group_does_not_depend_on_an_earlier_runs_v
     fresh = make_workspace(tmp_path / "fresh", [a, b], config=NO_COPY_CHECK)
     run_filters(fresh)
     assert {p.id: p.checks["duplicate"].duplicate_of for p in read_jsonl(fresh.pairs_path, QAPair)} == {
-        "qa-a": None, "qa-b": "qa-a"
+        "qa-a": None,
+        "qa-b": "qa-a",
     }

@@ -182,7 +182,10 @@ async def run_duplicate_stage(
             embed_endpoint = judge_plan.endpoint if judge_plan.endpoint.embedding_model else None
         vectors = await embed_questions(run, embed_endpoint, everyone) if embed_endpoint is not None else None
         if semantic_endpoint and vectors:
-            edges = duplicates.semantic_edges(vectors, st.semantic_threshold)
+            edges = duplicates.semantic_edges(vectors, st.threshold_for(semantic_endpoint.embedding_model))
+            warning = st.threshold_warning(semantic_endpoint.embedding_model)
+            if warning:
+                run.report.warnings.append(warning)
         strict = duplicates.links(everyone, st, edges)
         judged = (
             await judge_candidates(run, judge_plan, everyone, len(live), strict, vectors, excluded)
@@ -233,7 +236,7 @@ def journal_candidates(
     links when ``semantic``) and the judge's candidates, calling nothing: for an estimate, and for a replay."""
     model = endpoint.embedding_model if (semantic or st.judge.embeddings) else None
     vectors = journal_vectors(journal, model, everyone) if model else None
-    edges = duplicates.semantic_edges(vectors, st.semantic_threshold) if semantic and vectors else []
+    edges = duplicates.semantic_edges(vectors, st.threshold_for(model)) if semantic and vectors else []
     strict = duplicates.links(everyone, st, edges)
     return model, vectors, strict, judge_candidates_of(everyone, n_own, st, strict, vectors, excluded)
 
