@@ -9,7 +9,7 @@ the records' rules only.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -126,3 +126,23 @@ def build_manifest(
         calibration=base.calibration if base else None,
         files=files,
     )
+
+
+def same_model_notes(judge_model: str, pairs: Sequence[QAPair], system_models: Iterable[str] = ()) -> list[str]:
+    """Warnings when a judge's model also wrote the pairs (``provenance.model``) or is the system's model: a model
+    judging its own text favours it (self-preference), so its verdicts flatter. Every judge says them: the
+    evaluation judge (``goldset eval``), the groundedness and duplicate judges (``goldset filter``), and the judge
+    calibration (``goldset judge calibrate``)."""
+    notes = []
+    wrote = sum(1 for p in pairs if p.provenance.model == judge_model)
+    if wrote:
+        notes.append(
+            f"warning: the judge model {judge_model} also generated {wrote} of the {len(pairs)} pairs "
+            "(provenance.model): a model judging its own pairs favours them; judge with another model (llm.judge)"
+        )
+    if judge_model in set(system_models):
+        notes.append(
+            f"warning: the judge model {judge_model} is also the model of the system under test: a model judging "
+            "its own answers favours them; judge with another model (llm.judge)"
+        )
+    return notes

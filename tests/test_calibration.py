@@ -274,6 +274,22 @@ def test_cli_prints_the_table_the_rules_and_the_warning(tmp_path: Path, fake_llm
     assert "qa-0008 missed" in out
 
 
+def test_a_judge_of_the_model_that_wrote_the_pairs_is_warned_about(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+    from goldset.io import write_jsonl
+
+    fake_llm.add_responder("groundedness", marker_judge)
+    ws = _scenario(tmp_path)
+    assert calibrate(ws).notes == []
+    pairs = read_jsonl(ws.pairs_path, QAPair)
+    for p in pairs:
+        p.provenance.model = "fake-judge"
+    write_jsonl(ws.pairs_path, pairs)
+    r = calibrate(ws)
+    assert any("judge model fake-judge also generated 21 of the 21 pairs" in n for n in r.notes)
+    res = runner.invoke(app, ["judge", "calibrate", "-w", str(ws.root)])
+    assert res.exit_code == 0 and "also generated 21 of the 21 pairs" in res.output
+
+
 def test_a_failed_judge_call_is_left_out_counted_and_retried_next_run(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
     fake_llm.add_responder("groundedness", marker_judge)
     ws = _scenario(tmp_path)

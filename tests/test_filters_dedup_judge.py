@@ -94,7 +94,7 @@ def test_hand_written_cases_reworded_close_different_chinese_and_no_chain(tmp_pa
     assert all(p in asked_pairs for p in (frozenset((LIMIT, SKIP)), frozenset((ZH_200, ZH_400))))
     # Reworded duplicates, English and Chinese: the second is a duplicate of the first, with the judge's reason.
     assert got["qa-02"][:2] == (False, "qa-01") and "duplicate judge: same need" in got["qa-02"][2]
-    assert got["qa-02"][2].startswith("asks for the same information as qa-01, which is kept")
+    assert got["qa-02"][2].startswith("judged duplicate: asks for the same information as qa-01, which is kept")
     assert got["qa-06"][:2] == (False, "qa-05")
     assert got["qa-01"][0] and got["qa-01"][2].startswith("kept as the best of 2 near-duplicates (qa-02)")
     # Close-but-different: kept, and the judge's reason is on the pair.
@@ -359,7 +359,9 @@ def test_the_judge_links_a_rewording_of_a_released_question(tmp_path: Path, fake
     run_filters(ws, against=released)
     passed, dup_of, reason = _dup(ws)["qa-new"]
     assert (passed, dup_of) == (False, "qa-old")
-    assert reason.startswith("asks for the same information as released pair qa-old (duplicate judge: same need")
+    assert reason.startswith(
+        "judged duplicate: asks for the same information as released pair qa-old (duplicate judge: same need"
+    )
     assert frozenset((REQ, LIMIT)) not in {frozenset(p) for p in asked}  # two released pairs are not asked about
 
 

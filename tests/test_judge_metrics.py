@@ -53,17 +53,22 @@ def test_claim_tally_counts_verdicts_contexts_and_reference_by_hand() -> None:
         }
     )  # fmt: skip
     tally, stored = claims.tally(reply, CONTEXTS, has_reference=True)
+    # the two "supported" claims with nothing to show (context 7 does not exist; "kept for a day" is not in context
+    # 2) count as not found: only the first is supported
     assert tally == ClaimTally(
-        supported=3, contradicted=1, not_found=1, contexts_used=2, n_contexts=2, ref_judged=3, ref_contradicted=1
-    )
+        supported=1, contradicted=1, not_found=3, contexts_used=1, n_contexts=2, ref_judged=3, ref_contradicted=1,
+        said_supported=3, downgraded=2,
+    )  # fmt: skip
     assert [c.context for c in stored] == [1, 1, None, None, 2]
     assert [c.quote_verified for c in stored] == [True, True, None, None, False]  # the last quote is not in ctx 2
-    assert stored[3].quote == "" and stored[3].verdict == "not_found"
+    assert stored[3].quote == "" and stored[3].verdict == "not_found" and not stored[3].downgraded
+    assert [c.downgraded for c in stored] == [False, False, True, False, True]
+    assert stored[4].verdict == "not_found" and stored[4].quote == "kept for a day", "the reader sees what it cited"
     m = _metrics(JudgedSample("factual", claims=tally))
-    assert m["faithfulness"] == pytest.approx(3 / 5)
-    assert m["hallucination"] == pytest.approx(2 / 5)
+    assert m["faithfulness"] == pytest.approx(1 / 5)
+    assert m["hallucination"] == pytest.approx(4 / 5)
     assert m["contradiction"] == pytest.approx(1 / 5)
-    assert m["context_utilization"] == pytest.approx(2 / 2)
+    assert m["context_utilization"] == pytest.approx(1 / 2)
     assert m["reference_contradiction"] == pytest.approx(1 / 3)
     # without a reference (unanswerable pairs) the reference verdicts are ignored
     tally, stored = claims.tally(reply, CONTEXTS, has_reference=False)
@@ -79,12 +84,16 @@ def test_an_answer_without_claims_has_no_faithfulness_rather_than_a_perfect_one(
 
 def test_coverage_readings_relevance_contexts_and_stance_by_type() -> None:
     cov = completeness.CoverageReply.model_validate(
-        {"points": [{"point": "a", "covered": True}, {"point": "b", "covered": False}, {"point": "c", "covered": True}],
+        {"points": [{"point": "alpha", "covered": True}, {"point": "beta", "covered": False},
+                    {"point": "gamma", "covered": True}, {"point": "The answer is 3.", "covered": True}],
          "readings_acknowledged": True}
     )  # fmt: skip
-    tally, points = completeness.tally(cov, "ambiguous")
-    assert tally == CoverageTally(2, 3, True) and [p.covered for p in points] == [True, False, True]
-    assert completeness.tally(cov, "open_ended")[0].readings_acknowledged is None  # only ambiguous questions
+    reference = "Alpha, then beta; gamma last."
+    tally, points = completeness.tally(cov, "ambiguous", reference)
+    # the fourth "point" is not the reference's (the judge copied the answer's claim): listed, not counted
+    assert tally == CoverageTally(2, 3, True, listed=4) and [p.covered for p in points] == [True, False, True, True]
+    assert [p.in_reference for p in points] == [True, True, True, False]
+    assert completeness.tally(cov, "open_ended", reference)[0].readings_acknowledged is None  # only ambiguous
     amb = _metrics(JudgedSample("ambiguous", coverage=tally))
     assert amb["completeness"] == pytest.approx(2 / 3) and amb["readings_acknowledged"] == 1.0
     assert _metrics(JudgedSample("open_ended", coverage=CoverageTally(3, 4)))["completeness"] == 0.75

@@ -113,7 +113,16 @@ def _print_report(report: FilterReport) -> None:
     if report.judge_errors:
         out.print(f"[yellow]{len(report.judge_errors)} judge call(s) failed; those pairs stay unjudged: re-run[/]")
         for line in report.judge_errors[:3]:
-            out.print(f"  {line}")
+            out.print(f"  {line}", soft_wrap=True)
+    for line in report.consistency_lines():
+        out.print(line, soft_wrap=True)
+    if report.warnings:
+        from rich.markup import escape
+
+        from goldset.cli._common import err_console
+
+        for line in report.warnings:
+            err_console().print(f"[yellow]{escape(line)}[/]", soft_wrap=True)
     if report.llm:
         out.print(
             f"llm: {report.llm.get('calls', 0)} calls, {report.llm.get('cache_hits', 0)} from the journal, "

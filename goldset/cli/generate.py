@@ -55,6 +55,14 @@ def generate(
             ctx, limit=limit, docs=docs, all_chunks=all_chunks, no_cache=no_cache, model=model, progress=show
         )
     _print_summary(report)
+    if report.chunks and not (report.pairs_kept or report.pairs_existing):  # already present: --all, from the cache
+        from goldset.errors import RunFailed
+
+        where = f"see {report.pairs_path} and {report.failures_path}" if report.pairs_path else "see the summary"
+        raise RunFailed(
+            f"generation kept 0 pairs of the {report.chunks} chunk(s) asked ({report.pairs_rejected} rejected, "
+            f"{report.chunks_failed} chunk(s) failed; {where}): check the model and the generation prompt"
+        )
 
 
 def _money(value: float | None) -> str:
@@ -111,5 +119,5 @@ def _print_summary(report: GenerationReport) -> None:
     if report.failures:
         reasons = ", ".join(f"{k} ×{v}" for k, v in list(report.failure_reasons.items())[:3])
         out.print(f"failures: {reasons}; details in {report.failures_path}")
-    if report.pairs_path is not None:
+    if report.pairs_path is not None and (report.pairs_kept or report.pairs_existing):
         out.print(f"Candidates in {report.pairs_path}. Next: goldset filter")

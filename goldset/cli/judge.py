@@ -1,7 +1,9 @@
-"""`goldset judge calibrate`: the groundedness judge against the experts' decisions (accuracy, kappa, variance)."""
+"""`goldset judge calibrate`: the groundedness judge against the experts' decisions (accuracy, kappa, variance);
+`goldset judge duplicate-threshold`: the semantic-duplicate threshold of the embedding model, from labelled pairs."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -108,6 +110,10 @@ def _print(r: CalibrationReport) -> None:
         shown = list(c.disagreements.items())[:5]
         more = f" (and {len(c.disagreements) - len(shown)} more in the manifest)" if len(c.disagreements) > 5 else ""
         out.print("disagreements " + ", ".join(f"{pid} {kind}" for pid, kind in shown) + more)
+    for note in r.notes:
+        from rich.markup import escape
+
+        out.print(f"[yellow]{escape(note)}[/]", soft_wrap=True)
     if r.judge_errors:
         out.print(f"[yellow]{len(r.judge_errors)} judge call(s) failed; those pairs are left out: re-run[/]")
         for line in r.judge_errors[:3]:
@@ -123,3 +129,30 @@ def _print(r: CalibrationReport) -> None:
 
         out.print(f"[yellow]{escape(warning)}[/]")
     out.print(f"written       {r.manifest_path} (the next release carries it)")
+
+
+@group.command("duplicate-threshold")
+def duplicate_threshold(
+    labelled: Annotated[
+        Path,
+        typer.Argument(
+            help="JSON Lines of labelled question pairs: {\"question_a\": …, \"question_b\": …, \"same\": true}.",
+            exists=True,
+            dir_okay=False,
+        ),
+    ],
+    workspace: WorkspaceOption = None,
+) -> None:
+    """Pick the cosine threshold of semantic duplicates for the judge endpoint's embedding model from labelled
+    pairs (best F1), show how the threshold in the settings does on them, and print the goldset.yaml lines."""
+    from goldset.cli._common import context as find_ctx
+    from goldset.filters.thresholds import calibrate_semantic_threshold
+
+    r = calibrate_semantic_threshold(find_ctx(workspace), labelled)
+    out = console()
+    out.print(f"embedding model  {r.model}: {r.n_same} pair(s) labelled same, {r.n_different} different")
+    for name, cut in (("picked", r.pick), ("current", r.current)):
+        out.print(f"{name:<16} threshold {cut.threshold:.4f}: precision {cut.precision:.2f}, recall "
+                  f"{cut.recall:.2f}, F1 {cut.f1:.2f}")  # fmt: skip
+    out.print("set it in goldset.yaml:")
+    out.print(r.yaml(), markup=False, highlight=False)

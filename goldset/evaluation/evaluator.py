@@ -259,12 +259,12 @@ def evaluate(
     judge's (as is each sample's ``model``): a model judging its own answers is warned about.
     """
     from goldset.collector import paused_gc
-    from goldset.dataset import Dataset
+    from goldset.dataset import Dataset, same_model_notes
     from goldset.errors import InputError
     from goldset.evaluation import datasets
     from goldset.evaluation.compare import check_comparable
     from goldset.evaluation.gate import Thresholds, check_gate, load_thresholds
-    from goldset.evaluation.judge.runner import judge_run, prepare_judge, same_model_notes
+    from goldset.evaluation.judge.runner import judge_run, prepare_judge
     from goldset.evaluation.run_files import missing_sample
     from goldset.evaluation.runs import SampleStore, git_revision, make_run_id, write_run
     from goldset.evaluation.scoring import MISSING, ScoringAhead, score_run, scoring_processes, summarize
@@ -376,16 +376,19 @@ def evaluate(
         with paused_gc():
             scores = score_run(pairs, samples, settings, ahead=ahead)
         judge_failed: dict[str, int] = {}
+        judge_consistency: dict[str, Any] = {}
         if judge_plan is not None:
             models = [m for m in (system_model, *(s.model for s in samples.values())) if m]
-            notes += same_model_notes(judge_plan, pairs, models)
+            notes += same_model_notes(judge_plan.endpoint.model, pairs, models)
             judged = judge_run(judge_plan, pairs, samples, scores, progress=progress)
             meta = meta.model_copy(update={"judge": judged.info})
             judge_failed = judged.failed
+            judge_consistency = judged.consistency
             notes += judged.notes
         with paused_gc():
             summary = summarize(run_id, scores, samples, settings)
         summary.judge_failed = judge_failed
+        summary.judge_consistency = judge_consistency
         summary.notes = list(notes)
         folder = folder.parent / run_id if out_dir is None else folder
         write_run(folder, meta, store, scores, summary)

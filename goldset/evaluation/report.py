@@ -335,6 +335,24 @@ def _judge_failures_html(run: StoredRun, limit: int = 25) -> str:
     )
 
 
+def _judge_consistency_html(summary: RunSummary) -> str:
+    """Judge self-consistency: per check, the verdicts read and those their own evidence does not bear out."""
+    from goldset.evaluation.judge.consistency import CHECKS
+
+    rows = [
+        [escape(name), escape(CHECKS.get(name, ("", ""))[0]), escape(CHECKS.get(name, ("", ""))[1]),
+         str(c.checked), str(c.caught), "–" if c.rate is None else f"{c.rate:.1%}"]
+        for name, c in summary.judge_consistency.items()
+    ]  # fmt: skip
+    if not rows:
+        return ""
+    return (
+        "<h2>Judge self-consistency</h2><p>Each verdict checked against the evidence it cites; those it does not "
+        "bear out are not taken as the judge gave them.</p>"
+        + _table(["check", "verdicts", "what was done", "checked", "caught", "rate"], rows, numeric_from=3)
+    )
+
+
 def _comparison_html(cmp: Comparison) -> str:
     rows = [
         [
@@ -483,6 +501,7 @@ def render_html(
         ]
     parts += [f"<h2>Worst questions ({min(worst, len(run.scores))})</h2>", _worst_html(run, worst)]
     parts.append(_judge_failures_html(run))
+    parts.append(_judge_consistency_html(s))
     parts.append(_calibration_html(meta))
     if s.left_out:
         parts.append(f"<p class='muted'>Weighted metrics not computed in this run: {escape(', '.join(s.left_out))}</p>")

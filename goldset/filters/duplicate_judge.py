@@ -23,7 +23,9 @@ judge endpoint decides, per pair, "do these two questions ask for the same infor
   structured :class:`DuplicateJudgement` holding exactly one verdict per pair shown (a reply with a pair missing,
   repeated or out of range is invalid: the client asks once for a repair, then the call fails).
 * **Verdicts** (:class:`Judged`): pairs judged the same, pairs judged different (a strict-measure link the judge
-  calls different is dropped), and pairs whose call failed, which keep what the strict measures said; the
+  calls different is dropped), and pairs whose call failed, which keep what the strict measures said; a "same"
+  with no reason (``""``, ``"..."``, a bare "yes": :func:`reason_given`) is a failed judgement too, not a
+  duplicate (``Judged.inconsistent`` counts them); the
   duplicate check (:func:`goldset.filters.duplicates.find`) turns them into one verdict per pair, each with its
   reason.
 """
@@ -150,6 +152,8 @@ class Judged:
     failed: dict[Pair, str] = field(default_factory=dict)
     scores: dict[Pair, float] = field(default_factory=dict)
     calls: int = 0
+    verdicts: int = 0  # verdicts the judge gave (sent or from the journal)
+    inconsistent: int = 0  # of those, "same" with no reason: failed judgements
 
 
 @dataclass(frozen=True)
@@ -464,10 +468,27 @@ async def judge(
     return out
 
 
+def reason_given(reason: str) -> bool:
+    """The reason says something: two or more word tokens, one with a letter (not ``""``, ``"..."``, ``"yes"``)."""
+    from goldset.text import tokenize
+
+    words = tokenize(reason)
+    return len(words) >= 2 and any(ch.isalpha() for w in words for ch in w)
+
+
+#: Why a "same" verdict without a reason is not taken (the pair keeps what the thresholds said).
+NO_REASON = "the judge said same but gave no reason"
+
+
 def record_one(out: Judged, pair: Pair, verdict: PairVerdict) -> None:
-    """Put one verdict into ``out``."""
-    reason = " ".join(verdict.reason.split()) or "no reason given"
-    (out.same if verdict.same else out.different)[pair] = reason
+    """Put one verdict into ``out``: a "same" with no reason (:func:`reason_given`) is a failed judgement."""
+    reason = " ".join(verdict.reason.split())
+    out.verdicts += 1
+    if verdict.same and not reason_given(reason):
+        out.inconsistent += 1
+        out.failed[pair] = f"{NO_REASON} ({reason[:40]!r})"
+        return
+    (out.same if verdict.same else out.different)[pair] = reason or "no reason given"
 
 
 def record(out: Judged, batch: Sequence[Candidate], reply: DuplicateJudgement) -> None:

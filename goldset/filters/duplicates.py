@@ -10,7 +10,7 @@ Verdicts do not depend on the order of the candidates file.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import Field, field_validator, model_validator
@@ -37,7 +37,16 @@ class Settings(CheckSettings):
         False, description="Also compare question embeddings (judge endpoint's embedding model, /v1/embeddings)."
     )
     semantic_threshold: float = Field(
-        0.95, gt=0, le=1, description="Cosine similarity of embeddings that makes a semantic duplicate."
+        0.95,
+        gt=0,
+        le=1,
+        description="Cosine similarity of embeddings that makes a semantic duplicate, for an embedding model "
+        "semantic_thresholds does not name (a warning says so: cosines differ between models).",
+    )
+    semantic_thresholds: dict[str, float] = Field(
+        default_factory=dict,
+        description="Embedding model -> its cosine threshold of a semantic duplicate (`goldset judge "
+        "duplicate-threshold LABELLED.jsonl` picks one from labelled pairs); wins over semantic_threshold.",
     )
     distinct_identifiers: bool = Field(
         True,
@@ -63,9 +72,32 @@ class Settings(CheckSettings):
             raise ValueError(f"num_perm ({self.num_perm}) must be a multiple of bands ({self.bands})")
         return self
 
+    @field_validator("semantic_thresholds")
+    @classmethod
+    def _cosines(cls, v: dict[str, float]) -> dict[str, float]:
+        bad = {m: t for m, t in v.items() if not 0 < t <= 1}
+        if bad:
+            raise ValueError(f"a cosine threshold is in (0, 1]; got {bad}")
+        return dict(sorted(v.items()))
+
     def lsh(self) -> LSHParams:
         """The index's MinHash/LSH parameters."""
         return LSHParams(num_perm=self.num_perm, bands=self.bands, shingle=self.shingle)
+
+    def threshold_for(self, model: str | None) -> float:
+        """The semantic threshold of embedding ``model``: its own (``semantic_thresholds``), else the default."""
+        return self.semantic_thresholds.get(model or "", self.semantic_threshold)
+
+    def threshold_warning(self, model: str | None) -> str | None:
+        """A warning when semantic duplicates use ``model`` with a threshold that was not set for it."""
+        if model is None or model in self.semantic_thresholds:
+            return None
+        return (
+            f"warning: semantic duplicates use embedding model {model} with semantic_threshold "
+            f"{self.semantic_threshold}, which was not set for it (cosines differ between models: with one, different "
+            "questions sit at 0.81-0.95); pick one from labelled pairs with `goldset judge duplicate-threshold` and "
+            f"set filter.checks.duplicate.semantic_thresholds.{model}"
+        )
 
 
 def participants(pairs: Sequence[QAPair], against: Sequence[QAPair] = ()) -> list[QAPair]:
@@ -105,6 +137,7 @@ class Links:
 
     near: dict[int, dict[int, float]]
     identical: set[tuple[int, int]]
+    semantic_only: set[tuple[int, int]] = field(default_factory=set)  # (i < j) linked by embeddings alone
 
     def strict_pairs(self) -> dict[tuple[int, int], float]:
         """Each link once, as (i < j) -> similarity, identical questions left out."""
@@ -151,7 +184,11 @@ def links(
         return out
 
     near = {i: got for i in range(len(everyone)) if (got := neighbours(i))}
-    return Links(near=near, identical=identical)
+    semantic_only = {
+        (i, j) for i, js in semantic.items() for j in js
+        if i < j and (i, j) not in identical and text_of[j] not in linked.get(text_of[i], {})
+    }  # fmt: skip
+    return Links(near=near, identical=identical, semantic_only=semantic_only)
 
 
 def _short(text: str, limit: int = 200) -> str:
@@ -221,11 +258,14 @@ def find(
         return (min(i, j), max(i, j))
 
     def link_words(i: int, j: int, sim: float) -> tuple[str, str]:
-        """How the link from ``i`` to ``j`` is named, and the judge's reason for it (empty if none)."""
+        """How the link from ``i`` to ``j`` is named (judged, semantic or lexical), and the judge's reason for it
+        (empty if none)."""
         reason = judged.same.get(key(i, j), "") if judged is not None else ""
         if reason and j not in got.near.get(i, {}):
-            return "asks for the same information as", reason
-        return f"near-duplicate ({sim:.0%}) of", reason
+            return "judged duplicate: asks for the same information as", reason
+        if key(i, j) in got.semantic_only:
+            return f"semantic near-duplicate (cosine {sim:.2f}) of", reason
+        return f"lexical near-duplicate ({sim:.0%}) of", reason
 
     out = {p.id: verdict(settings, True, 0.0, "no near-duplicate question") for p in pairs}
     members: dict[int, list[str]] = {}

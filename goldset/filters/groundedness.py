@@ -8,12 +8,17 @@ inverts: the sources (the chunk it was generated from plus the KB chunks most re
 made of (:data:`TYPE_NOTES`): naming a question's readings, asking which one is meant, or framing a list of key
 points is not a claim; what the answer says about each reading, and each key point, must be supported.
 
+A verdict whose fields disagree is a failed judgement, not a pass (:func:`contradiction`): ``supported: true`` with
+``unsupported_claims`` listed, or with a reason saying the answer is not supported. The pair is left unjudged (a
+candidate, not passed) with the reason in the report's judge errors, and counted in its judge self-consistency.
+
 Calls go through :class:`goldset.llm.LLMClient` with the call journal, so a re-run with the same pair, sources,
 prompt and model is a cache hit; the model and prompt hash are part of the check's settings hash.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -133,6 +138,46 @@ def render_messages(
     return prompt.render(question=pair.question, answer=pair.answer, question_type=qtype, sources=text)
 
 
+#: A reason saying the answer, or a claim of it, is not supported *by the sources*: worded about the answer or its
+#: claims, or naming the sources, so a reason that reports what the sources say ("the docs say HTTP/3 is not
+#: supported") does not count. A match preceded in its clause by a negation ("no claim is unsupported") says the
+#: opposite and does not count either.
+_NOT_SUPPORTED_RE = re.compile(
+    r"\b(?:answer|claims?|statements?|it|this|that)\s+(?:is|are|was|were)\s+(?:not|un)\s*(?:supported|grounded)\b"
+    r"|\b(?:answer|claims?|statements?|it|this|that)\s+(?:isn't|aren't|wasn't|weren't)\s+(?:supported|grounded)\b"
+    r"|\bnot\s+(?:supported|grounded|backed)\s+by\s+the\s+(?:sources?|context|evidence|documentation|text|chunks?)\b"
+    r"|\bunsupported\s+(?:claims?|statements?|by)\b"
+    r"|\bnot\s+(?:in|from|found\s+in|mentioned\s+in|stated\s+in)\s+the\s+(?:sources?|context|evidence|documentation)\b"
+    r"|没有依据|无依据|来源中没有|来源未提及|资料中没有|不受来源支持",
+    re.IGNORECASE,
+)
+_DOUBLE_NEGATION_RE = re.compile(r"\b(?:no|nothing|none|without|any|never)\b", re.IGNORECASE)
+_CLAUSE_END = ".;:,!?。；：，！？"
+
+
+def says_not_supported(reason: str) -> bool:
+    """The judge's reason says the answer, or a claim of it, is not supported by the sources."""
+    for m in _NOT_SUPPORTED_RE.finditer(reason):
+        before = reason[: m.start()]
+        cut = max(before.rfind(c) for c in _CLAUSE_END)
+        if not _DOUBLE_NEGATION_RE.search(before[cut + 1 :] if m.group(0)[0].isascii() else ""):
+            return True
+    return False
+
+
+def contradiction(pair: QAPair, verdict: GroundednessVerdict) -> str | None:
+    """Why ``verdict`` contradicts itself, or None: ``supported: true`` with unsupported claims listed, or with a
+    reason saying it is not supported (answerable pairs; an unanswerable pair's verdict is its ``answerable``)."""
+    if pair.question_type == QuestionType.unanswerable or not verdict.supported:
+        return None
+    claims = [c.strip() for c in verdict.unsupported_claims if c.strip()]
+    if claims:
+        return f"the judge said supported but listed unsupported claims ({'; '.join(claims)[:200]})"
+    if says_not_supported(verdict.reason):
+        return f"the judge said supported but its reason says otherwise ({verdict.reason.strip()[:200]})"
+    return None
+
+
 def interpret(pair: QAPair, verdict: GroundednessVerdict) -> CheckResult:
     """Turn the judge's verdict into the check result (inverted for unanswerable pairs)."""
     why = verdict.reason.strip()
@@ -149,11 +194,13 @@ def interpret(pair: QAPair, verdict: GroundednessVerdict) -> CheckResult:
 
 @dataclass
 class JudgeOutcome:
-    """One pair's judging: the verdict, or the error of a call that failed (the pair is judged next run)."""
+    """One pair's judging: the verdict, or the error of a call that failed (the pair is judged next run), or of a
+    verdict that contradicts itself (``inconsistent``: the pair is left unjudged, not passed)."""
 
     pair_id: str
     check: CheckResult | None
     error: str | None = None
+    inconsistent: bool = False
 
 
 async def judge_many(
@@ -187,8 +234,11 @@ async def judge_many(
                 render_messages(pair, sources, prompt, settings), GroundednessVerdict, schema_name=SCHEMA_NAME,
                 seed=seed,
             )
+            why = contradiction(pair, res.value) if res.value is not None else None
             if res.value is None:
                 out = JudgeOutcome(pair.id, None, res.error or "judge call failed")
+            elif why is not None:
+                out = JudgeOutcome(pair.id, None, f"{why}: a failed judgement, the pair is left unjudged", True)
             else:
                 out = JudgeOutcome(pair.id, interpret(pair, res.value))
         if on_done is not None:

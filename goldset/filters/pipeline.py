@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from goldset.context import Context
+from goldset.dataset import same_model_notes
 from goldset.errors import ConfigError, UsageError
 from goldset.filters import duplicates, groundedness
 from goldset.filters import repair as repair_mod
@@ -155,6 +156,10 @@ def run_filters(
     original = {p.id: p for p in pairs}
     live = [p for p in pairs if p.status != PairStatus.retired]
     report.n_judged = sum(1 for p in live if owned_by_filters(p))
+    judges = {plan.endpoint.model} if plan is not None and plan.judge_prompt is not None else set()
+    judges |= {dup_judge.endpoint.model} if dup_judge is not None else set()
+    for model in sorted(judges):  # a judge of the generator's model favours its own pairs
+        report.warnings += same_model_notes(model, live)
     run = FilterRun(ws=ws, settings=settings, names=names, chunks=chunks, report=report, progress=progress)
 
     # 4. Pair checks (pure, fast).

@@ -49,7 +49,10 @@ class FilterReport:
     ``written``: whether the candidates file changed. ``llm`` / ``embedding``: call statistics of every chat call
     (groundedness judge, repair, duplicate judge) and of the embeddings (calls, cache hits, tokens, cost), None when
     unused; ``duplicate_judge``: the duplicate judge's share of ``llm``, with ``candidates`` (pairs asked about) and
-    ``batches`` (calls, sent or from the journal).
+    ``batches`` (calls, sent or from the journal). ``judge_consistency``: judge (``groundedness``, ``duplicate``)
+    -> (verdicts it returned this run, those that contradicted themselves: supported with unsupported claims
+    listed, "same" with no reason; such a verdict is a failed judgement, listed in ``judge_errors``).
+    ``warnings``: what a reader must know about the judges (one of them is the model that wrote the pairs).
     """
 
     n_pairs: int = 0
@@ -73,11 +76,30 @@ class FilterReport:
     llm: dict[str, Any] | None = None
     embedding: dict[str, Any] | None = None
     duplicate_judge: dict[str, Any] | None = None
+    judge_consistency: dict[str, tuple[int, int]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
 
     def reuse(self, name: str) -> None:
         """Count one verdict of ``name`` kept from an earlier run."""
         self.reused += 1
         self.per_check[name].reused += 1
+
+    def count_consistency(self, judge: str, verdicts: int, inconsistent: int) -> None:
+        """Add ``verdicts`` of ``judge`` returned this run, ``inconsistent`` of them contradicting themselves."""
+        if not verdicts:
+            return
+        a, b = self.judge_consistency.get(judge, (0, 0))
+        self.judge_consistency[judge] = (a + verdicts, b + inconsistent)
+
+    def consistency_lines(self) -> list[str]:
+        """One line per judge whose verdicts were checked this run: how many contradicted themselves (the rate)."""
+        return [
+            f"judge self-consistency: {judge}: {bad} of {n} verdict(s) contradicted themselves ({bad / n:.0%}); "
+            "failed judgements, those pairs are left unjudged"
+            if bad
+            else f"judge self-consistency: {judge}: 0 of {n} verdict(s) contradicted themselves"
+            for judge, (n, bad) in sorted(self.judge_consistency.items())
+        ]
 
 
 def count_verdicts(

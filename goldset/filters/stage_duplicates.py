@@ -128,11 +128,16 @@ def estimate_duplicate_judge(
 
 def rank(names: Sequence[str]) -> Callable[[QAPair], tuple[int, int, int, float]]:
     """Which of two near-duplicates to keep: reviewed first, then fewest rejecting failures (generation's
-    included), then fewest flags, then least copying."""
+    included), then fewest flags, then least copying.
+
+    Only verdicts this run has already made count: generation's and the pair checks' (stage 1). The LLM judge's
+    verdicts come after the duplicates (stage 3), so on a pair they are an earlier run's leftovers: counting them
+    made a second run with the same settings keep another pair of a group than the first (and than a fresh run)."""
     order = {PairStatus.accepted: 0, PairStatus.stale: 1}
+    current = [n for n in names if n != duplicates.NAME and CHECKS[n].kind == "pair"]
 
     def key(p: QAPair) -> tuple[int, int, int, float]:
-        others = [p.checks[n] for n in names if n != duplicates.NAME and n in p.checks]
+        others = [p.checks[n] for n in current if n in p.checks]
         rejects = sum(1 for c in others if c.rejects) + generation_rejects(p)
         flags = sum(1 for c in others if c.flagged)
         copy = p.checks["verbatim"].score if "verbatim" in p.checks and p.checks["verbatim"].score else 0.0
@@ -177,7 +182,10 @@ async def run_duplicate_stage(
             embed_endpoint = judge_plan.endpoint if judge_plan.endpoint.embedding_model else None
         vectors = await embed_questions(run, embed_endpoint, everyone) if embed_endpoint is not None else None
         if semantic_endpoint and vectors:
-            edges = duplicates.semantic_edges(vectors, st.semantic_threshold)
+            edges = duplicates.semantic_edges(vectors, st.threshold_for(semantic_endpoint.embedding_model))
+            warning = st.threshold_warning(semantic_endpoint.embedding_model)
+            if warning:
+                run.report.warnings.append(warning)
         strict = duplicates.links(everyone, st, edges)
         judged = (
             await judge_candidates(run, judge_plan, everyone, len(live), strict, vectors, excluded)
@@ -228,7 +236,7 @@ def journal_candidates(
     links when ``semantic``) and the judge's candidates, calling nothing: for an estimate, and for a replay."""
     model = endpoint.embedding_model if (semantic or st.judge.embeddings) else None
     vectors = journal_vectors(journal, model, everyone) if model else None
-    edges = duplicates.semantic_edges(vectors, st.semantic_threshold) if semantic and vectors else []
+    edges = duplicates.semantic_edges(vectors, st.threshold_for(model)) if semantic and vectors else []
     strict = duplicates.links(everyone, st, edges)
     return model, vectors, strict, judge_candidates_of(everyone, n_own, st, strict, vectors, excluded)
 
@@ -300,6 +308,7 @@ async def judge_candidates(
             on_done=lambda done, total: run.tell("duplicate judge", done, total),
         )  # fmt: skip
         run.report.duplicate_judge = {**client.stats.as_dict(), "candidates": len(found), "batches": judged.calls}
+    run.report.count_consistency(duplicates.NAME, judged.verdicts, judged.inconsistent)
     by_error: dict[str, list[str]] = {}
     for (i, j), err in sorted(judged.failed.items()):
         by_error.setdefault(err, []).append(f"{everyone[i].id}~{everyone[j].id}")

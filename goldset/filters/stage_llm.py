@@ -96,11 +96,15 @@ class _LLMStage:
             related=self.run.related, on_done=tick,
         )  # fmt: skip
         got: dict[str, CheckResult] = {}
+        verdicts = inconsistent = 0
         for o in outcomes:
             if o.check is None:
                 self.run.report.judge_errors.append(f"{o.pair_id}: {o.error}")
             else:
                 got[o.pair_id] = o.check
+            verdicts += o.check is not None or o.inconsistent
+            inconsistent += o.inconsistent
+        self.run.report.count_consistency(groundedness.NAME, verdicts, inconsistent)
         return got
 
     async def judge_stale(self, live: list[QAPair]) -> None:

@@ -3,12 +3,15 @@ in the stage's record (status, a one-line summary, counts, where the outputs wen
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from goldset.errors import UsageError
+from goldset.errors import RunFailed, UsageError
 from goldset.progress import ProgressCallback
+from goldset.schema import PairStatus
 from goldset.schema.build import BuildState, StageName, StageRecord
+from goldset.schema.generation import GenerationFailure
 
 if TYPE_CHECKING:
     from goldset.context import Context
@@ -115,7 +118,25 @@ def run_generate(
             rec.summary = f"nothing to ask: the {est.already_done} chunk(s) already have pairs (no LLM needed)"
             return
         # work to do and no endpoint: generate raises resolve_endpoint's one line saying how to configure one
-    r = generate(ctx, limit=limit, concurrency=concurrency, progress=progress)
+    try:
+        r = generate(ctx, limit=limit, concurrency=concurrency, progress=progress)
+    except RunFailed as exc:
+        # Every call failed (a rebuild re-asks only the chunks that failed before, and they may fail again). With
+        # --keep-going the stage ends with the pairs the workspace has, saying which chunks failed; without
+        # pairs to go on with, or without --keep-going, the build stops here.
+        usable = _usable_pairs(ctx.data)
+        if not keep_going or not usable:
+            raise
+        path, failures = _recorded_failures(ctx)
+        failed = _failed_chunks(failures)
+        rec.status = "incomplete"
+        rec.counts = {"chunks_failed": len(failed), "pairs": usable}
+        rec.outputs["generation failures"] = str(path)
+        rec.summary = (
+            f"{exc}; carried on with the {usable} pair(s) the workspace has (--keep-going); "
+            f"{_chunk_list(failed)}"
+        )
+        return
     report.generation = r
     llm = r.llm
     total = r.already_done + r.chunks
@@ -138,7 +159,7 @@ def run_generate(
     if r.chunks_failed:
         reasons = ", ".join(f"{k} ×{v}" for k, v in list(r.failure_reasons.items())[:3])
         rec.outputs["generation failures"] = str(r.failures_path)
-        rec.summary += f"; {r.chunks_failed} chunk(s) failed ({reasons})"
+        rec.summary += f"; {r.chunks_failed} chunk(s) failed ({reasons}); {_chunk_list(_failed_chunks(r.failures))}"
         if not keep_going:
             rec.status = "incomplete"
             rec.error = (
@@ -146,6 +167,40 @@ def run_generate(
                 f"{r.failures_path}); the pairs received are kept: run the build again to ask about those chunks, "
                 "or pass --keep-going to carry on without them"
             )
+            return
+    if r.chunks and not (r.pairs_kept or r.pairs_existing) and not (keep_going and _usable_pairs(ctx.data)):
+        # Nothing to filter, sample or review: a build that "succeeds" here would hand on an empty set.
+        raise RunFailed(
+            f"generation kept 0 pairs of the {r.chunks} chunk(s) asked ({r.pairs_rejected} rejected, "
+            f"{r.chunks_failed} chunk(s) failed; see {ctx.data.pairs_path} and {r.failures_path}): check the model "
+            "and the generation prompt, then run the build again"
+        )
+
+
+def _usable_pairs(data: WorkspaceData) -> int:
+    """Pairs of the candidates file the later stages can work on (neither rejected nor retired)."""
+    if not data.has_pairs():
+        return 0
+    return sum(1 for p in data.pairs() if p.status not in (PairStatus.rejected, PairStatus.retired))
+
+
+def _recorded_failures(ctx: Context) -> tuple[Path, list[GenerationFailure]]:
+    """Where the workspace records its generation failures, and those it records."""
+    from goldset.generation.sink import FAILURES_FILE
+    from goldset.io import iter_jsonl
+
+    path = ctx.workspace.state_dir / FAILURES_FILE
+    return path, (list(iter_jsonl(path, GenerationFailure)) if path.exists() else [])
+
+
+def _failed_chunks(failures: Sequence[GenerationFailure]) -> list[str]:
+    """The chunks whose generation call failed (each call's primary chunk), sorted."""
+    return sorted({f.chunk_ids[0] for f in failures if f.kind == "call" and f.chunk_ids})
+
+
+def _chunk_list(chunks: Sequence[str], shown: int = 5) -> str:
+    more = f", … ({len(chunks) - shown} more)" if len(chunks) > shown else ""
+    return f"failed chunks: {', '.join(chunks[:shown])}{more}" if chunks else "no failed call recorded"
 
 
 def _no_pairs(data: WorkspaceData, rec: StageRecord) -> bool:

@@ -185,6 +185,7 @@ class CalibrationReport:
     llm: dict[str, Any] = field(default_factory=dict)
     judge_errors: list[str] = field(default_factory=list)
     labels: list[ExpertLabel] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # warnings: the judge is the model that wrote the pairs
 
     @property
     def warning(self) -> str | None:
@@ -222,6 +223,7 @@ def calibrate(
     before any call), :class:`RunFailed` when every judge call failed (nothing written then)."""
     import asyncio
 
+    from goldset.dataset import same_model_notes
     from goldset.filters import groundedness
     from goldset.filters.settings import FilterSettings
     from goldset.llm import resolve_endpoint, session
@@ -351,5 +353,6 @@ def calibrate(
     )
     data.write_manifest(manifest.model_copy(update={"calibration": record}))
     return CalibrationReport(
-        calibration=record, manifest_path=data.manifest_path, llm=llm, judge_errors=errors, labels=labels
-    )
+        calibration=record, manifest_path=data.manifest_path, llm=llm, judge_errors=errors, labels=labels,
+        notes=same_model_notes(endpoint.model, reviewed),
+    )  # fmt: skip

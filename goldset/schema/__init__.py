@@ -9,6 +9,7 @@ from goldset.schema.kb import Chunk, DocumentEntry, KBSnapshot
 from goldset.schema.manifest import DATASET_FILES, Manifest, ReviewSampleStats
 from goldset.schema.pairs import (
     CheckResult,
+    DuplicateLabel,
     Evidence,
     PairStatus,
     Provenance,
@@ -27,6 +28,7 @@ __all__ = [
     "CheckResult",
     "Chunk",
     "DocumentEntry",
+    "DuplicateLabel",
     "Evidence",
     "KBSnapshot",
     "Latency",

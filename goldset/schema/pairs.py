@@ -226,3 +226,12 @@ def pair_id(chunk_ids: list[str], question_type: str, question: str) -> str:
     """
     key = "\x1f".join([*sorted(chunk_ids), question_type, normalize(question)])
     return "qa-" + short_hash(key)
+
+
+class DuplicateLabel(Record):
+    """One labelled pair of questions for calibrating the semantic-duplicate threshold (`goldset judge
+    duplicate-threshold`): whether an expert found them the same question."""
+
+    question_a: str = Field(description="One question.")
+    question_b: str = Field(description="The other question.")
+    same: bool = Field(description="They ask for the same information (one answer serves both).")

@@ -140,6 +140,11 @@ class JudgedClaim(_Part):
     reference: ReferenceVerdict | None = Field(
         None, description="Against the reference answer; None without one (unanswerable pairs)."
     )
+    downgraded: bool = Field(
+        False,
+        description="The judge said supported, but its quote is not found in the context it names (or it named "
+        "none): counted as not_found (``verdict``).",
+    )
 
 
 class JudgedPoint(_Part):
@@ -147,6 +152,11 @@ class JudgedPoint(_Part):
 
     point: str = Field(description="The claim or key point.")
     covered: bool = Field(description="The answer covers it.")
+    in_reference: bool = Field(
+        True,
+        description="The point is found in the reference (more than half its content words are there); a point "
+        "that is not is not counted by completeness.",
+    )
 
 
 class JudgedContext(_Part):
@@ -154,6 +164,15 @@ class JudgedContext(_Part):
 
     index: int = Field(description="1-based rank of the context.")
     relevant: bool = Field(description="It helps answer the question (judged without the reference).")
+
+
+class ConsistencyCheck(_Part):
+    """One self-consistency check of the judge's verdicts over a run (goldset.evaluation.judge.consistency):
+    how many verdicts it read, and how many their own evidence does not bear out."""
+
+    checked: int = Field(0, description="Verdicts the check read (claims marked supported, key points, replies).")
+    caught: int = Field(0, description="Of those, verdicts their own evidence does not bear out.")
+    rate: float | None = Field(None, description="caught / checked; None when nothing was checked.")
 
 
 class SampleJudgement(_Part):
@@ -172,8 +191,9 @@ class SampleJudgement(_Part):
     stance_reason: str = Field("", description="Why.")
     failed: dict[str, str] = Field(
         default_factory=dict,
-        description="Judge call (claims, coverage, relevance, embeddings) → why it failed: its metrics are left out "
-        "for this sample, not scored 0 or 1.",
+        description="Judge call (claims, coverage, relevance, embeddings) or verdict check (key_points: no key "
+        "point in the reference; reverse_questions: none usable) → why it failed: its metrics are left out for "
+        "this sample, not scored 0 or 1.",
     )
     calls: int = Field(0, description="Judge calls this sample needed (answered from the journal or sent).")
 
@@ -230,6 +250,12 @@ class RunSummary(Record):
         default_factory=dict,
         description="Judge metric → samples where it applied but its judge call failed: they are left out of that "
         "metric's means (neither 0 nor 1); the reasons are in scores.jsonl.",
+    )
+    judge_consistency: dict[str, ConsistencyCheck] = Field(
+        default_factory=dict,
+        description="Judge self-consistency, per check (supported_quotes: supported claims whose quote is not in "
+        "the context they name, counted as not found; key_points: key points not in the reference, not counted; "
+        "reverse_questions: replies with no usable reverse question, that metric failed); empty without a judge.",
     )
     notes: list[str] = Field(
         default_factory=list,

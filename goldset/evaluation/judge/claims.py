@@ -7,9 +7,11 @@ claims and verdicts together halves the calls of the two-step designs (RAGAS: st
 each verdict attached to the claim it judges.
 
 The tally feeds faithfulness, hallucination, contradiction, context_utilization and reference_contradiction
-(:mod:`goldset.evaluation.metrics.judge`). A cited context number outside the contexts the judge read is dropped
-(the verdict stays); each quote is checked against its context (``quote_verified``), so a reader can see where the
-judge cited something its source does not hold.
+(:mod:`goldset.evaluation.metrics.judge`). A cited context number outside the contexts the judge read is dropped;
+each quote is checked against its context (``quote_verified``, :func:`.consistency.quote_found`).
+A claim marked *supported* whose quote is not found in the context it names (or that names none) counts as
+*not found* (``downgraded``): a verdict with nothing to show for it is not a supported claim
+(:mod:`goldset.evaluation.judge.consistency`).
 """
 
 from __future__ import annotations
@@ -19,9 +21,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from goldset.evaluation.judge.consistency import quote_found
 from goldset.evaluation.metrics.judge import ClaimTally
 from goldset.schema.runs import JudgedClaim, ReferenceVerdict, Verdict
-from goldset.text import normalize
 
 PROMPT_ID = "judge_claims"
 SCHEMA_NAME = "judge_claims"
@@ -70,25 +72,30 @@ class ClaimsReply(BaseModel):
 
 
 def tally(reply: ClaimsReply, contexts: Sequence[str], has_reference: bool) -> tuple[ClaimTally, list[JudgedClaim]]:
-    """The counts the claim metrics read, and the claims as stored with the sample's scores."""
+    """The counts the claim metrics read, and the claims as stored with the sample's scores. A supported claim
+    whose quote is not found in the context it names counts as not found (``ClaimTally.downgraded``)."""
     counts = {"supported": 0, "contradicted": 0, "not_found": 0}
     used: set[int] = set()
     ref_judged = ref_contradicted = 0
+    said_supported = downgraded = 0
     stored: list[JudgedClaim] = []
-    normalised: dict[int, str] = {}
     for c in reply.claims:
         if not c.claim.strip():
             continue
-        counts[c.verdict] += 1
         index = c.context if c.context is not None and 1 <= c.context <= len(contexts) else None
         if c.verdict == "not_found":
             index = None
         verified: bool | None = None
         if index is not None and c.quote.strip():
-            if index not in normalised:
-                normalised[index] = normalize(contexts[index - 1])
-            verified = normalize(c.quote) in normalised[index]
-        if c.verdict == "supported" and index is not None:
+            verified = quote_found(c.quote, contexts[index - 1])
+        verdict: Verdict = c.verdict
+        if verdict == "supported":
+            said_supported += 1
+            if not verified:
+                verdict = "not_found"
+                downgraded += 1
+        counts[verdict] += 1
+        if verdict == "supported" and index is not None:
             used.add(index)
         reference = c.reference if has_reference else None
         if reference is not None:
@@ -97,11 +104,12 @@ def tally(reply: ClaimsReply, contexts: Sequence[str], has_reference: bool) -> t
         stored.append(
             JudgedClaim(
                 claim=c.claim,
-                verdict=c.verdict,
+                verdict=verdict,
                 context=index,
-                quote=c.quote if index is not None else "",
+                quote=c.quote if index is not None or verdict != c.verdict else "",
                 quote_verified=verified,
                 reference=reference,
+                downgraded=verdict != c.verdict,
             )
         )
     result = ClaimTally(
@@ -112,5 +120,7 @@ def tally(reply: ClaimsReply, contexts: Sequence[str], has_reference: bool) -> t
         n_contexts=len(contexts),
         ref_judged=ref_judged,
         ref_contradicted=ref_contradicted,
+        said_supported=said_supported,
+        downgraded=downgraded,
     )
     return result, stored

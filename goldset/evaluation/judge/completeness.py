@@ -5,13 +5,19 @@ reference lists, and says for each whether the answer covers it (in any words or
 pairs the same call says whether the answer acknowledged the question's readings (named them, or asked which one
 is meant). The prompt holds no retrieved context: completeness compares the answer with the reference only, so
 this is the cheapest of the three calls.
+
+A point counts only when it is found in the reference (:func:`goldset.evaluation.judge.consistency.point_in_reference`):
+a judge that lists the system answer's own claims as the reference's, and marks them covered, does not make a
+non-answer complete. A reply left with no point of the reference fails completeness for that sample (the runner).
 """
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from goldset.evaluation.judge.consistency import point_in_reference
 from goldset.evaluation.metrics.judge import CoverageTally
+from goldset.filters.textsim import content_units
 from goldset.schema.runs import JudgedPoint
 
 PROMPT_ID = "judge_coverage"
@@ -40,10 +46,19 @@ class CoverageReply(BaseModel):
     )
 
 
-def tally(reply: CoverageReply, question_type: str) -> tuple[CoverageTally, list[JudgedPoint]]:
-    """The counts completeness and readings_acknowledged read, and the points as stored with the sample."""
+def tally(reply: CoverageReply, question_type: str, reference: str) -> tuple[CoverageTally, list[JudgedPoint]]:
+    """The counts completeness and readings_acknowledged read (points found in ``reference`` only), and the points
+    as stored with the sample."""
     points = [p for p in reply.points if p.point.strip()]
     readings = reply.readings_acknowledged if question_type == "ambiguous" else None
-    stored = [JudgedPoint(point=p.point, covered=p.covered) for p in points]
-    counts = CoverageTally(covered=sum(p.covered for p in points), total=len(points), readings_acknowledged=readings)
+    units = content_units(reference)
+    found = [point_in_reference(p.point, units) for p in points]
+    stored = [JudgedPoint(point=p.point, covered=p.covered, in_reference=f) for p, f in zip(points, found, strict=True)]
+    counted = [p for p, f in zip(points, found, strict=True) if f]
+    counts = CoverageTally(
+        covered=sum(p.covered for p in counted),
+        total=len(counted),
+        readings_acknowledged=readings,
+        listed=len(points),
+    )
     return counts, stored

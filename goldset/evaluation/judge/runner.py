@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from goldset.evaluation.judge import claims as claims_mod
 from goldset.evaluation.judge import completeness as coverage_mod
+from goldset.evaluation.judge import consistency
 from goldset.evaluation.judge import context_relevance as contexts_mod
 from goldset.evaluation.judge.calls import (
     CALL_METRICS,
@@ -43,7 +44,7 @@ from goldset.evaluation.judge.relevancy import reverse_cosines
 from goldset.evaluation.judge.settings import JudgeCall, JudgeSettings
 from goldset.evaluation.metrics.judge import ClaimTally, ContextTally, CoverageTally, JudgedSample, RelevanceTally
 from goldset.evaluation.metrics.registry import get_metric
-from goldset.schema.runs import JudgeInfo, SampleJudgement
+from goldset.schema.runs import ConsistencyCheck, JudgeInfo, SampleJudgement
 
 if TYPE_CHECKING:
     from goldset.context import Context
@@ -53,10 +54,18 @@ if TYPE_CHECKING:
     from goldset.prompts import Prompt
     from goldset.schema import QAPair, RunSample, SampleScores
 
-#: The metrics each judge call (and the embeddings pass) feeds, by the name failures are recorded under.
-_FEEDS: dict[str, tuple[str, ...]] = {"embeddings": (EMBEDDING_METRIC,), **{k: v for k, v in CALL_METRICS.items()}}
+#: The metrics each judge call (and the embeddings pass, and the verdict checks that can fail a metric) feeds, by
+#: the name failures are recorded under.
+_FEEDS: dict[str, tuple[str, ...]] = {
+    "embeddings": (EMBEDDING_METRIC,),
+    consistency.KEY_POINTS: ("completeness",),
+    consistency.REVERSE_QUESTIONS: (EMBEDDING_METRIC,),
+    **{k: v for k, v in CALL_METRICS.items()},
+}
 #: Most calls one sample can need: one of each kind (the budget the tests and the benchmark hold it to).
 MAX_CALLS_PER_SAMPLE = len(PROMPT_IDS)
+#: Version of the verdict checks of :mod:`.consistency` (part of the judge's identity: a change re-scores).
+VERDICT_CHECKS = 1
 
 
 @dataclass(frozen=True)
@@ -95,6 +104,9 @@ class JudgePlan:
             "embedding_model": self.endpoint.embedding_model if self.embeddings else None,
             "reverse_questions": self.n_questions,
             "max_tokens": self.max_tokens,
+            # the verdicts checked against their evidence (.consistency): runs scored before these checks took
+            # the judge at its word, so their judge scores are not comparable with these
+            "verdict_checks": VERDICT_CHECKS,
         }
 
     def call_params(self) -> dict[str, Any]:
@@ -128,25 +140,6 @@ def prepare_judge(
     return JudgePlan(settings.judge, endpoint, prompts, embeddings, journal_path)
 
 
-def same_model_notes(plan: JudgePlan, pairs: Sequence[QAPair], system_models: Sequence[str]) -> list[str]:
-    """Warnings when the judge model also wrote the pairs (``provenance.model``) or is the system's model: a model
-    judging its own text favours it (self-preference), so its scores flatter."""
-    model = plan.endpoint.model
-    notes = []
-    wrote = sum(1 for p in pairs if p.provenance.model == model)
-    if wrote:
-        notes.append(
-            f"warning: the judge model {model} also generated {wrote} of the {len(pairs)} pairs (provenance.model): "
-            "a model judging against its own references favours them; judge with another model (llm.judge)"
-        )
-    if model in set(system_models):
-        notes.append(
-            f"warning: the judge model {model} is also the model of the system under test: a model judging its own "
-            "answers favours them; judge with another model (llm.judge)"
-        )
-    return notes
-
-
 # --------------------------------------------------------------------------------------------------- one sample
 
 
@@ -156,13 +149,19 @@ class SampleResult:
 
     judged: JudgedSample
     details: SampleJudgement
-    failed: dict[str, str] = field(default_factory=dict)  # call (or "embeddings") → reason
+    failed: dict[str, str] = field(default_factory=dict)  # call (or "embeddings", a verdict check) → reason
+    checks: dict[str, tuple[int, int]] = field(default_factory=dict)  # verdict check → (checked, caught)
 
 
-def _interpret(item: JudgeItem, results: Mapping[JudgeCall, CallResult[Any]]) -> SampleResult:
-    """The tallies and details of one sample from its call results (failed calls leave their parts None)."""
+def _interpret(
+    item: JudgeItem, results: Mapping[JudgeCall, CallResult[Any]], reverse_questions: int = 0
+) -> SampleResult:
+    """The tallies and details of one sample from its call results (failed calls leave their parts None), each
+    verdict checked against its own evidence (:mod:`.consistency`). ``reverse_questions``: how many the relevance
+    call asked for (0: none, no embeddings)."""
     details = SampleJudgement(calls=len(results))
     failed: dict[str, str] = {}
+    checks: dict[str, tuple[int, int]] = {}
     claim_tally: ClaimTally | None = None
     coverage_tally: CoverageTally | None = None
     relevance: RelevanceTally | None = None
@@ -177,14 +176,32 @@ def _interpret(item: JudgeItem, results: Mapping[JudgeCall, CallResult[Any]]) ->
             failed[call] = res.error or "judge call failed"
         elif isinstance(value, claims_mod.ClaimsReply):
             claim_tally, details.claims = claims_mod.tally(value, item.contexts, item.has_reference)
+            checks[consistency.SUPPORTED_QUOTES] = (claim_tally.said_supported, claim_tally.downgraded)
         elif isinstance(value, coverage_mod.CoverageReply):
-            coverage_tally, details.points = coverage_mod.tally(value, item.question_type)
+            coverage_tally, details.points = coverage_mod.tally(value, item.question_type, item.reference)
             details.readings_acknowledged = coverage_tally.readings_acknowledged
+            listed = coverage_tally.listed
+            checks[consistency.KEY_POINTS] = (listed, listed - coverage_tally.total)
+            if item.has_reference and not coverage_tally.total:
+                failed[consistency.KEY_POINTS] = (
+                    f"none of the {listed} key point(s) the judge listed is in the reference (e.g. "
+                    f"{details.points[0].point[:80]!r})"
+                    if listed
+                    else "the judge listed no claim of the reference"
+                )
         elif isinstance(value, RelevanceReply):
             relevance = RelevanceTally(rating=value.relevance.rating)
             details.relevance_rating = value.relevance.rating
             details.relevance_reason = value.relevance.reason
-            details.reverse_questions = [q for q in value.relevance.reverse_questions if q.strip()]
+            written = [q for q in value.relevance.reverse_questions if q.strip()]
+            details.reverse_questions = [q for q in written if consistency.usable_question(q)]
+            if reverse_questions and item.answerable:
+                checks[consistency.REVERSE_QUESTIONS] = (1, 0 if details.reverse_questions else 1)
+                if not details.reverse_questions:
+                    got = ", ".join(repr(q[:40]) for q in written[:3]) or "none"
+                    failed[consistency.REVERSE_QUESTIONS] = (
+                        f"the judge wrote no usable reverse question ({reverse_questions} asked for; got {got})"
+                    )
             context_tally, details.contexts = contexts_mod.tally(value.contexts, len(item.contexts))
             stance = details.stance = value.stance.stance
             details.stance_reason = value.stance.reason
@@ -197,7 +214,7 @@ def _interpret(item: JudgeItem, results: Mapping[JudgeCall, CallResult[Any]]) ->
         contexts=context_tally,
         stance=stance,
     )
-    return SampleResult(judged, details, failed)
+    return SampleResult(judged, details, failed, checks)
 
 
 def _probe(item: JudgeItem, embeddings: bool) -> JudgedSample:
@@ -239,6 +256,7 @@ class JudgeOutcome:
     info: JudgeInfo
     failed: dict[str, int]
     notes: list[str]
+    consistency: dict[str, ConsistencyCheck] = field(default_factory=dict)
 
 
 async def _judge_items(
@@ -276,7 +294,7 @@ async def _judge_items(
     async def one(item: JudgeItem) -> SampleResult:
         kinds = calls_for(item, plan.settings.calls)
         results = await asyncio.gather(*(call(item, k) for k in kinds))  # a sample's calls go out together
-        return _interpret(item, dict(zip(kinds, results, strict=True)))
+        return _interpret(item, dict(zip(kinds, results, strict=True)), plan.n_questions)
 
     if progress is not None:
         progress(Progress("judge", 0, total))
@@ -376,10 +394,18 @@ def judge_run(
         why = "; ".join(f"{call}: {reason}" for call, reason in sorted(first_reason.items()))
         shown = ", ".join(f"{m} {n}" for m, n in failed.items())
         notes.append(
-            f"judge: {n_failed_samples} of {len(results)} judged sample(s) had a judge call that failed; their "
-            f"metrics are left out of those means (not counted as 0 or 1): {shown}. First reasons: {why}"
+            f"judge: {n_failed_samples} of {len(results)} judged sample(s) had a judge call or verdict that failed; "
+            f"their metrics are left out of those means (not counted as 0 or 1): {shown}. First reasons: {why}"
         )
-    return JudgeOutcome(info=info, failed=dict(failed), notes=notes)
+    totals = consistency.rates(r.checks for r in results)
+    line = consistency.note(totals)
+    if line:
+        notes.append(line)
+    checks = {
+        name: ConsistencyCheck(checked=n, caught=k, rate=round(k / n, 4) if n else None)
+        for name, (n, k) in totals.items()
+    }
+    return JudgeOutcome(info=info, failed=dict(failed), notes=notes, consistency=checks)
 
 
 def _blank(pair_id: str) -> RunSample:

@@ -36,6 +36,8 @@ class ClaimTally:
     n_contexts: int  # retrieved contexts the judge read
     ref_judged: int = 0  # claims judged against a reference (0: no reference)
     ref_contradicted: int = 0
+    said_supported: int = 0  # claims the judge marked supported, before their quotes were checked
+    downgraded: int = 0  # of those, counted as not found: the quote is not in the context it names
 
     @property
     def n(self) -> int:
@@ -48,8 +50,9 @@ class CoverageTally:
     """The reference's claims (key points of an ``open_ended`` pair) the answer covers."""
 
     covered: int
-    total: int
+    total: int  # points found in the reference (the judge's others are not counted)
     readings_acknowledged: bool | None = None  # ambiguous pairs only
+    listed: int = 0  # points the judge listed, found in the reference or not
 
 
 @dataclass(frozen=True, slots=True)
