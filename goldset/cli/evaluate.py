@@ -10,6 +10,7 @@ import typer
 from goldset.cli._common import ProgressDisplay, WorkspaceOption, console, err_console
 
 if TYPE_CHECKING:
+    from goldset.context import Context
     from goldset.evaluation.gate import GateResult
     from goldset.evaluation.judge.estimate import JudgeEstimate
     from goldset.schema import RunMeta, RunSummary
@@ -93,10 +94,27 @@ def eval_(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Only estimate the judge's calls and cost; call nothing, write nothing.")
     ] = False,
+    log: Annotated[
+        Path | None,
+        typer.Option(
+            "--log",
+            help="Score a production log instead (a JSONL file or folder: the run format without pair_id, with "
+            "timestamp, feedback, topic): reference-free metrics only, no --dataset.",
+        ),
+    ] = None,
+    export_queries: Annotated[
+        Path | None,
+        typer.Option(
+            "--export-queries",
+            help="With --log: only write the log's distinct questions to this CSV (question,count) for "
+            "`goldset import --format queries`; score nothing.",
+        ),
+    ] = None,
     allow_different_settings: AllowDifferentSettings = False,
     workspace: WorkspaceOption = None,
 ) -> None:
-    """Evaluate a RAG run against a dataset, write runs/<run-id>/ and check thresholds (exit 1 if not met)."""
+    """Evaluate a RAG run against a dataset, write runs/<run-id>/ and check thresholds (exit 1 if not met).
+    With --log, score a production log with the reference-free metrics (see `goldset trend`)."""
     from goldset.cli._common import context
     from goldset.errors import GateFailed, UsageError
     from goldset.evaluation.evaluator import check_source, evaluate
@@ -104,6 +122,13 @@ def eval_(
     from goldset.evaluation.scoring import overall_score_text
 
     ctx = context(workspace, optional=True)
+    if export_queries is not None and log is None:
+        raise UsageError("--export-queries writes the questions of a --log; give the log")
+    if log is not None:
+        _eval_log(ctx, log, sample=sample, seed=seed, out=out, html=html, judge=judge, dry_run=dry_run,
+                  export_queries=export_queries, others={"--dataset": dataset, "--run": run, "--target": target,
+                  "--endpoint": endpoint, "--baseline": baseline, "--thresholds": thresholds, "--kb": kb})  # fmt: skip
+        return
     if dataset is None:
         if ctx.ws is None:
             raise UsageError("--dataset is required outside a workspace (give a dataset folder)")
@@ -158,6 +183,53 @@ def eval_(
         if not result.gate.passed:
             raise GateFailed(result.gate.summary_line())
         out_console.print(result.gate.summary_line())
+
+
+def _eval_log(
+    ctx: Context,
+    log: Path,
+    *,
+    sample: int | None,
+    seed: int,
+    out: Path | None,
+    html: Path | None,
+    judge: bool | None,
+    dry_run: bool,
+    export_queries: Path | None,
+    others: dict[str, object],
+) -> None:
+    from goldset.errors import UsageError
+    from goldset.evaluation.logs import estimate_log, evaluate_log
+    from goldset.evaluation.logs import export_queries as write_queries
+    from goldset.evaluation.report import summary_table
+
+    given = [k for k, v in others.items() if v is not None]
+    if given:
+        raise UsageError(f"--log scores a production log on its own: give it without {' and '.join(given)}")
+    if export_queries is not None:
+        n = write_queries(log, export_queries)
+        console().print(f"{n} distinct question(s) written to {export_queries} (goldset import --format queries)")
+        return
+    if dry_run:
+        _print_estimate(estimate_log(log, ws=ctx, sample=sample, seed=seed, judge=judge))
+        return
+    with ProgressDisplay() as show:
+        result = evaluate_log(log, ws=ctx, sample=sample, seed=seed, out_dir=out, judge=judge, progress=show)
+    for note in result.notes:
+        err_console().print(f"note: {note}")
+    out_console = console()
+    out_console.print(summary_table(result.summary, width=out_console.width))
+    if result.meta.judge is not None:
+        out_console.print(judge_line(result.meta, result.summary))
+    out_console.print(f"log run {result.run_id} (reference-free) written to {result.folder}")
+    if html is not None:
+        from goldset.evaluation.runs import StoredRun
+        from goldset.evaluation.trend import trend_of_runs
+        from goldset.evaluation.trend_page import write_trend_page
+
+        stored = StoredRun(result.folder, result.meta, result.samples, result.scores, result.summary)
+        write_trend_page(html, trend_of_runs([stored]))
+        out_console.print(f"report written to {html}")
 
 
 def judge_line(meta: RunMeta, summary: RunSummary) -> str:

@@ -1,0 +1,210 @@
+"""Production logs (`goldset eval --log`): the reference-free metrics per sample, against the fake OpenAI server and
+its deterministic judge responders (tests/helpers/judge_responders.py: a claim is supported by a context holding
+all its content words, a context is relevant when it holds half the question's content words).
+
+Covered: a log of 40 samples in English and Chinese, some with hallucinated answers and some with irrelevant
+contexts, scored right per sample; personal data replaced before storing and judging; re-scoring makes no call;
+lexical refusals and system figures without a judge; the stratified sample; the dry run; a log run is never
+compared with a golden-set run; the questions exported for `goldset import --format queries`.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from goldset import evaluate
+from goldset.cli import app
+from goldset.errors import InputError
+from goldset.evaluation.compare import check_comparable
+from goldset.evaluation.logs import estimate_log, export_queries, read_log, sample_by_day
+from goldset.evaluation.runs import read_run
+from tests.helpers.eval_data import make_dataset, perfect_sample, write_run_file
+from tests.helpers.fake_openai import FakeOpenAI
+from tests.helpers.judge_responders import add_eval_judge_responders
+
+EN_Q = "What is the default port of quokka?"
+EN_CTX = "The default port of quokka is 8080."
+ZH_Q = "快袋鼠的默认端口是什么？"
+ZH_CTX = "快袋鼠是一个轻量的网络框架。它的默认端口是八零八零。"
+OFF_TOPIC = "Bananas are yellow and grow in warm places."
+
+
+@pytest.fixture
+def fake(fake_llm: FakeOpenAI, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeOpenAI:
+    add_eval_judge_responders(fake_llm)
+    monkeypatch.chdir(tmp_path)  # no workspace: the journal goes beside the runs folder
+    return fake_llm
+
+
+def line(i: int, kind: str, lang: str, day: str, **kw: Any) -> dict[str, Any]:
+    """One log line: ``good`` (faithful, relevant context), ``halluc`` (a claim no context holds) or ``offtopic``
+    (the only context retrieved is irrelevant, the answer a claim it does not hold)."""
+    q, ctx = (EN_Q, EN_CTX) if lang == "en" else (ZH_Q, ZH_CTX)
+    good = "The default port of quokka is 8080." if lang == "en" else "它的默认端口是八零八零。"
+    bad = "Quokka listens on port 9999 and was written in Cobol." if lang == "en" else "它使用Cobol编写。"
+    answer = {"good": good, "halluc": bad, "offtopic": good}[kind]
+    contexts = [OFF_TOPIC] if kind == "offtopic" else [ctx]
+    return {
+        "id": f"{day}-{i:03d}",
+        "question": q + (f" (#{i})" if lang == "en" else f"（{i}）"),
+        "answer": answer,
+        "contexts": [{"text": t} for t in contexts],
+        "latency": {"total_ms": 100.0 + i, "ttft_ms": 20.0},
+        "tokens_in": 50,
+        "tokens_out": 10,
+        "cost_usd": 0.001,
+        "timestamp": f"{day}T{10 + i % 10:02d}:00:00Z",
+        "topic": "ports",
+        **kw,
+    }
+
+
+def write_log(path: Path, rows: list[dict[str, Any]]) -> Path:
+    for r in rows:
+        r["pair_id"] = r.pop("id")
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def day_log(path: Path, day: str, n_halluc: int, n: int = 40, start: int = 0) -> Path:
+    """``n`` lines, half English half Chinese; the first ``n_halluc`` hallucinate, the next 4 retrieve off topic.
+    Questions are numbered from ``start``."""
+    rows = []
+    for i in range(n):
+        kind = "halluc" if i < n_halluc else "offtopic" if i < n_halluc + 4 else "good"
+        rows.append(line(start + i, kind, "en" if i % 2 == 0 else "zh", day))
+    return write_log(path, rows)
+
+
+def test_a_log_in_two_languages_is_scored_right_per_sample(fake: FakeOpenAI, tmp_path: Path) -> None:
+    log = day_log(tmp_path / "day1.jsonl", "2026-03-01", n_halluc=6)
+    r = evaluate(log=log, out_dir=tmp_path / "runs" / "day1")
+    got = {s.pair_id: s for s in r.scores}
+    assert len(got) == 40 and r.meta.reference_free and r.meta.manifest_hash is None
+    for i in range(40):
+        s = got[f"2026-03-01-{i:03d}"]
+        assert s.language == ("en" if i % 2 == 0 else "zh") and s.day == "2026-03-01" and s.topic == "ports"
+        m = s.metrics
+        if i < 6:  # hallucinated: no claim is in the (relevant) context
+            assert m["faithfulness"] == 0.0 and m["hallucination"] == 1.0, (i, m)
+            assert m["context_relevance"] == 1.0
+        elif i < 10:  # the answer is right but nothing retrieved supports it: hallucinated against the contexts
+            assert m["context_relevance"] == 0.0 and m["hallucination"] == 1.0, (i, m)
+            assert m["context_utilization"] == 0.0
+        else:
+            assert m["faithfulness"] == 1.0 and m["hallucination"] == 0.0 and m["context_relevance"] == 1.0, (i, m)
+            assert m["context_utilization"] == 1.0
+        assert m["refusal"] == 0.0 and m["refusal_judged"] == 0.0
+        for absent in ("completeness", "reference_contradiction", "recall@5", "token_f1", "false_refusal_judged"):
+            assert absent not in m, absent  # no reference: none of the golden-set metrics
+        assert s.judge is not None and s.judge.calls == 2  # claims and relevance; never coverage
+    o = r.summary.overall
+    assert o["hallucination"] == pytest.approx(10 / 40) and o["context_relevance"] == pytest.approx(36 / 40)
+    assert r.summary.by_language["zh"]["hallucination"] == pytest.approx(5 / 20)
+    assert set(r.summary.by_day) == {"2026-03-01"} and r.summary.by_topic["ports"]["n"] == 40
+    sysm = r.summary.system
+    assert sysm["latency_p50_ms"] == pytest.approx(119.5) and sysm["ttft_p95_ms"] == 20.0
+    assert sysm["cost_usd_total"] == pytest.approx(0.04) and sysm["error_rate"] == 0.0
+    assert r.meta.judge is not None and r.meta.judge.calls["calls"] == 80 == fake.calls
+    # the folder reads back as a run, marked reference-free
+    back = read_run(r.folder)
+    assert back.meta.reference_free and back.summary.by_day == r.summary.by_day
+
+    again = evaluate(log=log, out_dir=tmp_path / "runs" / "again")
+    assert fake.calls == 80, "re-scoring a log makes no judge call"
+    assert again.summary.overall == r.summary.overall
+
+
+def test_personal_data_is_replaced_before_storing_and_judging(fake: FakeOpenAI, tmp_path: Path) -> None:
+    row = line(0, "good", "en", "2026-03-01")
+    row["question"] = "My mail is jane.doe@example.com, call +44 20 7946 0958: what is the default port of quokka?"
+    row["answer"] = "Jane, the default port of quokka is 8080. Card 4111 1111 1111 1111 noted."
+    log = write_log(tmp_path / "pii.jsonl", [row])
+    r = evaluate(log=log, out_dir=tmp_path / "runs" / "pii")
+    sent = json.dumps([req.body for req in fake.chat_requests()])
+    stored = json.dumps([s.model_dump(mode="json") for s in read_run(r.folder).samples.values()])
+    for secret in ("jane.doe@example.com", "7946", "4111"):
+        assert secret not in sent and secret not in stored, secret
+    assert "[email]" in stored and "[phone]" in stored and "[number]" in stored
+    assert r.meta.log is not None and r.meta.log["redacted"] == {"email": 1, "number": 1, "phone": 1}
+
+
+def test_without_a_judge_refusals_by_pattern_system_figures_and_errors(no_llm_env: None, tmp_path: Path) -> None:
+    rows = [
+        line(0, "good", "en", "2026-03-01", feedback="up"),
+        line(1, "good", "zh", "2026-03-01", answer="抱歉，我无法回答这个问题。", feedback="down"),
+        line(2, "good", "en", "2026-03-01", answer="I don't know.", feedback=True),
+        line(3, "good", "en", "2026-03-01", answer="", error="timeout after 30 s"),
+    ]
+    r = evaluate(log=write_log(tmp_path / "l.jsonl", rows), out_dir=tmp_path / "runs" / "x")
+    got = {s.pair_id: s.metrics for s in r.scores}
+    assert r.meta.judge is None
+    assert [got[f"2026-03-01-00{i}"]["refusal"] for i in range(4)] == [0.0, 1.0, 1.0, None]
+    assert r.summary.overall["refusal"] == pytest.approx(2 / 3)
+    assert r.summary.overall["feedback"] == pytest.approx(2 / 3)
+    assert r.summary.system["error_rate"] == 0.25 and r.summary.n_failed == 1
+    assert "faithfulness" not in r.summary.overall
+    assert any("counted in error_rate, not judged" in n for n in r.notes)
+
+
+def test_a_sample_is_stratified_by_day_and_the_dry_run_states_the_calls(fake: FakeOpenAI, tmp_path: Path) -> None:
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    day_log(folder / "a.jsonl", "2026-03-01", n_halluc=2, n=30)
+    day_log(folder / "b.jsonl", "2026-03-02", n_halluc=2, n=10, start=100)
+    read = read_log(folder)
+    assert read.per_day() == {"2026-03-01": 30, "2026-03-02": 10}
+    chosen = sample_by_day(read.samples, read.days, 8, seed=1)
+    days = [read.days[s.pair_id] for s in chosen]
+    assert days.count("2026-03-01") == 6 and days.count("2026-03-02") == 2
+    assert sample_by_day(read.samples, read.days, 8, seed=1) == chosen  # seeded
+    assert [s.pair_id for s in sample_by_day(read.samples, read.days, 1, seed=0)] != []
+
+    est = estimate_log(folder, sample=8, seed=1)
+    assert est.enabled and est.n_samples == 8 and est.calls == 16 and est.cached == 0
+    assert est.calls_by_kind == {"claims": 8, "relevance": 8} and fake.calls == 0
+    result = CliRunner().invoke(app, ["eval", "--log", str(folder), "--sample", "8", "--seed", "1", "--dry-run"])
+    assert result.exit_code == 0, result.output
+    assert "16 judge calls" in result.output and "0 already in the journal" in result.output
+    assert fake.calls == 0 and not (tmp_path / "runs").exists()
+
+    r = evaluate(log=folder, sample=8, seed=1, out_dir=tmp_path / "runs" / "s")
+    assert r.summary.n_samples == 8 and fake.calls == 16
+    assert r.meta.log is not None and r.meta.log["lines"] == 40 and r.meta.sample == {"n": 8, "seed": 1}
+    assert estimate_log(folder, sample=8, seed=1).cached == 16  # the dry run sees the journal
+
+
+def test_a_log_run_is_never_compared_with_a_golden_set_run(no_llm_env: None, tmp_path: Path) -> None:
+    from tests.helpers.eval_data import evaluated_pairs
+
+    data = make_dataset(tmp_path / "data")
+    golden = evaluate(data, run=write_run_file(tmp_path / "run.jsonl", [perfect_sample(p) for p in evaluated_pairs()]),
+                      out_dir=tmp_path / "runs" / "golden")  # fmt: skip
+    log = evaluate(log=write_log(tmp_path / "l.jsonl", [line(0, "good", "en", "2026-03-01")]),
+                   out_dir=tmp_path / "runs" / "log")  # fmt: skip
+    with pytest.raises(InputError, match="reference-free"):
+        check_comparable(golden.meta, log.meta)
+    result = CliRunner().invoke(app, ["compare", str(golden.folder), str(log.folder)])
+    assert result.exit_code == 2 and "reference-free" in result.output
+
+
+def test_the_questions_go_to_a_queries_file(no_llm_env: None, tmp_path: Path) -> None:
+    rows = [line(i, "good", "en", "2026-03-01", question=q) for i, q in
+            enumerate(["How do I clear the cache?", "how do I clear the  cache?", "Mail me at a.b@example.org",
+                       "快袋鼠的默认端口是什么？"])]  # fmt: skip
+    log = write_log(tmp_path / "l.jsonl", rows)
+    out = tmp_path / "queries.csv"
+    assert export_queries(log, out) == 3
+    with out.open(encoding="utf-8") as fh:
+        got = list(csv.DictReader(fh))
+    assert got[0] == {"question": "How do I clear the cache?", "count": "2"}
+    assert {r["question"] for r in got[1:]} == {"Mail me at [email]", "快袋鼠的默认端口是什么？"}
+    result = CliRunner().invoke(app, ["eval", "--log", str(log), "--export-queries", str(tmp_path / "q2.csv")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "q2.csv").read_text(encoding="utf-8") == out.read_text(encoding="utf-8")
