@@ -55,7 +55,7 @@ def line(i: int, kind: str, lang: str, day: str, **kw: Any) -> dict[str, Any]:
         "question": q + (f" (#{i})" if lang == "en" else f"（{i}）"),
         "answer": answer,
         "contexts": [{"text": t} for t in contexts],
-        "latency": {"total_ms": 100.0 + i, "ttft_ms": 20.0},
+        "latency": {"total_ms": 100.0 + i % 40, "ttft_ms": 20.0},
         "tokens_in": 50,
         "tokens_out": 10,
         "cost_usd": 0.001,
@@ -208,3 +208,61 @@ def test_the_questions_go_to_a_queries_file(no_llm_env: None, tmp_path: Path) ->
     result = CliRunner().invoke(app, ["eval", "--log", str(log), "--export-queries", str(tmp_path / "q2.csv")])
     assert result.exit_code == 0, result.output
     assert (tmp_path / "q2.csv").read_text(encoding="utf-8") == out.read_text(encoding="utf-8")
+
+
+# --------------------------------------------------------------------------------------------------- trend
+
+
+def test_more_hallucinations_a_day_later_are_a_drop_and_the_gate_fails(fake: FakeOpenAI, tmp_path: Path) -> None:
+    from goldset.evaluation.trend import trend
+
+    runs = tmp_path / "runs"
+    evaluate(log=day_log(tmp_path / "d1.jsonl", "2026-03-01", n_halluc=6), out_dir=runs / "d1")
+    ok = CliRunner().invoke(app, ["trend", "--gate"])
+    assert ok.exit_code == 0, ok.output  # one day: nothing to drop from
+    evaluate(log=day_log(tmp_path / "d2.jsonl", "2026-03-02", n_halluc=20, start=200), out_dir=runs / "d2")
+    t = trend()
+    assert t.labels == ["2026-03-01", "2026-03-02"] and t.by == "day" and t.reference_free
+    hall = next(s for s in t.of("all") if s.metric == "hallucination")
+    assert [p.value for p in hall.points] == [pytest.approx(10 / 40), pytest.approx(24 / 40)]
+    assert all(p.low is not None and p.low < p.value < p.high for p in hall.points)  # type: ignore[operator]
+    dropped = {d.metric for d in t.gated_drops()}
+    assert {"hallucination", "faithfulness"} <= dropped
+    assert "context_relevance" not in dropped and "latency_p50_ms" not in dropped  # unchanged: no false drop
+    assert {g for g in t.groups()} >= {"all", "language en", "language zh", "topic ports"}
+    zh = next(s for s in t.of("language zh") if s.metric == "hallucination")
+    assert [p.value for p in zh.points] == [pytest.approx(5 / 20), pytest.approx(12 / 20)]
+    # 20 questions a day per language: the same change is within Holm's bar there (p 0.017 before correction)
+    assert not any(d.group == "language zh" and d.metric == "hallucination" for d in t.drops)
+
+    result = CliRunner().invoke(app, ["trend", "--gate", "--html", str(tmp_path / "trend.html")])
+    assert result.exit_code == 1, result.output
+    assert "hallucination" in result.output and "trend gate failed" in result.output
+    assert "▼" in result.output
+    page = (tmp_path / "trend.html").read_text(encoding="utf-8")
+    assert "hallucination (all): 0.250 on 2026-03-01 → 0.600 on 2026-03-02" in page
+
+    # the same traffic a day later is no drop
+    evaluate(log=day_log(tmp_path / "d3.jsonl", "2026-03-03", n_halluc=20, start=400), out_dir=runs / "d3")
+    again = CliRunner().invoke(app, ["trend", "--gate"])
+    assert again.exit_code == 0, again.output
+
+
+def test_trend_refuses_runs_not_comparable_on_one_line(fake: FakeOpenAI, tmp_path: Path) -> None:
+    from tests.helpers.eval_data import evaluated_pairs
+
+    runs = tmp_path / "runs"
+    a = evaluate(log=day_log(tmp_path / "d1.jsonl", "2026-03-01", n_halluc=2, n=6), out_dir=runs / "a")
+    b = evaluate(log=day_log(tmp_path / "d2.jsonl", "2026-03-02", n_halluc=2, n=6), out_dir=runs / "b", judge=False)
+    result = CliRunner().invoke(app, ["trend", str(a.folder), str(b.folder)])
+    assert result.exit_code == 2 and "different settings" in result.output, result.output
+    assert len(result.output.strip().splitlines()) == 1  # one line: the reason
+    # found in runs/: the one not comparable with the latest is left out, with a note
+    found = CliRunner().invoke(app, ["trend"])
+    assert found.exit_code == 0 and "left out" in found.output
+    data = make_dataset(tmp_path / "data")
+    golden = evaluate(data, run=write_run_file(tmp_path / "run.jsonl", [perfect_sample(p) for p in evaluated_pairs()]),
+                      out_dir=tmp_path / "golden")  # fmt: skip
+    mixed = CliRunner().invoke(app, ["report", str(a.folder), str(golden.folder), "--html", str(tmp_path / "x.html")])
+    assert mixed.exit_code == 2 and "reference-free" in mixed.output, mixed.output
+    assert not (tmp_path / "x.html").exists()

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from goldset.context import Context
     from goldset.evaluation.gate import GateResult
     from goldset.evaluation.judge.estimate import JudgeEstimate
+    from goldset.evaluation.trend import Trend
     from goldset.schema import RunMeta, RunSummary
 
 app = typer.Typer()
@@ -321,13 +322,19 @@ def compare(
 
 @app.command()
 def report(
-    run: Annotated[str, typer.Argument(help="Run folder or run id.")],
+    runs: Annotated[
+        list[str],
+        typer.Argument(
+            help="Run folder or run id; several (oldest first): the trend page drawing each metric across them."
+        ),
+    ],
     baseline: Annotated[str | None, typer.Option("--baseline", help="Run to compare with (same dataset).")] = None,
     html: Annotated[Path | None, typer.Option("--html", help="Write a self-contained HTML report here.")] = None,
     allow_different_settings: AllowDifferentSettings = False,
     workspace: WorkspaceOption = None,
 ) -> None:
-    """Show a run's metrics and likely causes; with --html, write a self-contained report with charts."""
+    """Show a run's metrics and likely causes; with --html, write a self-contained report with charts. Several
+    runs, or a log run: the trend across them (runs not comparable on one line are refused)."""
     from goldset.evaluation.compare import check_comparable
     from goldset.evaluation.diagnose import diagnose
     from goldset.evaluation.report import summary_table, write_report
@@ -335,7 +342,26 @@ def report(
     from goldset.workspace import optional_workspace
 
     ws = optional_workspace(workspace)
-    current = read_run(run, ws)
+    stored = [read_run(r, ws) for r in runs]
+    if len(stored) > 1 or stored[0].meta.reference_free:
+        from goldset.errors import UsageError
+        from goldset.evaluation.trend import trend_of_runs
+
+        if baseline is not None:
+            raise UsageError("--baseline compares two runs; a report of several runs or of a log run is a trend")
+        t = trend_of_runs(stored, allow_different_settings=allow_different_settings)
+        if len(stored) == 1:
+            for note in stored[0].summary.notes:
+                err_console().print(f"note: {note}")
+            console().print(summary_table(stored[0].summary, width=console().width))
+        print_trend(t)
+        if html is not None:
+            from goldset.evaluation.trend_page import write_trend_page
+
+            write_trend_page(html, t)
+            console().print(f"report written to {html}")
+        return
+    current = stored[0]
     base = read_run(baseline, ws) if baseline else None
     if base is not None:
         differ = check_comparable(
@@ -357,3 +383,84 @@ def report(
     if html is not None:
         write_report(html, current, base, allow_different_settings=allow_different_settings)
         out.print(f"report written to {html}")
+
+
+@app.command()
+def trend(
+    runs: Annotated[
+        list[str] | None,
+        typer.Argument(help="Runs to draw, oldest first (folders or run ids); default: every log run in runs/."),
+    ] = None,
+    by: Annotated[
+        str | None, typer.Option("--by", help="day (log runs' default) or run (golden-set runs' only choice).")
+    ] = None,
+    last: Annotated[int | None, typer.Option("--last", help="Only the latest N log runs found in runs/.")] = None,
+    show: Annotated[int, typer.Option("--show", help="Latest points shown per metric in the terminal.")] = 7,
+    html: Annotated[Path | None, typer.Option("--html", help="Write the trend page (charts) here.")] = None,
+    gate: Annotated[
+        bool, typer.Option("--gate", help="Exit 1 when a metric of the whole traffic dropped at the latest step.")
+    ] = False,
+    allow_different_settings: AllowDifferentSettings = False,
+    workspace: WorkspaceOption = None,
+) -> None:
+    """Each metric over time (per day of log runs, or per run) with its 95% interval, per language and topic;
+    marks drops beyond the interval, and with --gate fails on one at the latest step (exit 1)."""
+    from goldset.cli._common import context
+    from goldset.errors import GateFailed, UsageError
+    from goldset.evaluation.trend import trend as make_trend
+
+    if by not in (None, "day", "run"):
+        raise UsageError(f"--by {by}: give day or run")
+    ctx = context(workspace, optional=True)
+    t = make_trend(runs or None, ws=ctx, by=by, last=last,  # type: ignore[arg-type]
+                   allow_different_settings=allow_different_settings)  # fmt: skip
+    print_trend(t, show)
+    if html is not None:
+        from goldset.evaluation.trend_page import write_trend_page
+
+        write_trend_page(html, t)
+        console().print(f"trend page written to {html}")
+    if gate:
+        dropped = t.gated_drops()
+        if dropped:
+            raise GateFailed(f"trend gate failed: {len(dropped)} metric(s) dropped on {t.labels[-1]}: "
+                             + ", ".join(d.metric for d in dropped))  # fmt: skip
+        console().print(f"trend gate passed: no drop beyond the interval on {t.labels[-1]}")
+
+
+def print_trend(t: Trend, show: int = 7) -> None:
+    """The trend of the whole traffic as a table (the latest ``show`` points), then every drop, one per line."""
+    from rich.table import Table
+
+    from goldset.evaluation.report import fmt
+
+    for note in t.notes:
+        err_console().print(f"note: {note}")
+    labels = t.labels[-show:]
+    table = Table(title=f"trend per {t.by} ({len(t.labels)} point(s), {len(t.runs)} run(s))", title_justify="left")
+    table.add_column("metric", no_wrap=True)
+    for label in labels:
+        table.add_column(label if t.by == "day" else label[:16], justify="right")
+    dropped = {(d.metric, d.after) for d in t.drops if d.group == "all"}
+    for s in t.of("all"):
+        by_label = {p.label: p for p in s.points}
+        cells = []
+        for label in labels:
+            p = by_label.get(label)
+            if p is None:
+                cells.append("–")
+                continue
+            text = fmt(p.value, s.metric)
+            if p.low is not None and p.high is not None:
+                text += f" ±{fmt((p.high - p.low) / 2, s.metric)}"
+            cells.append(f"[red]▼ {text}[/]" if (s.metric, label) in dropped else text)
+        table.add_row(s.metric, *cells)
+    table.caption = t.method()
+    out = console()
+    out.print(table)
+    if t.drops:
+        out.print(f"[red]{len(t.drops)} drop(s) beyond the interval:[/]")
+        for d in t.drops:
+            out.print(f"  ▼ {d.line()}")
+    else:
+        out.print("no drop beyond the interval")

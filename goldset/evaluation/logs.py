@@ -52,8 +52,8 @@ if TYPE_CHECKING:
 __all__ = [
     "LOG_METRICS",
     "LogRead",
-    "evaluate_log",
     "estimate_log",
+    "evaluate_log",
     "export_queries",
     "log_files",
     "read_log",
