@@ -8,7 +8,7 @@ latest are left out, and the notes say which.
 
 - A **point** is the mean of a metric over the samples of one day (log runs; a day held by several runs is taken
   from the latest of them) or one run, with a normal-approximation 95% interval (mean ± 1.96 standard errors;
-  the questions of a day are independent draws of the traffic). Latency percentiles get a bootstrap standard error.
+  the questions of a day are independent draws of the traffic; cut to [0, 1] for metrics in [0, 1]). Latency percentiles get a bootstrap standard error.
   A point of fewer than two values has no interval.
 - A **drop** is a step from one point to the next that goes the worse way by more than its interval: the
   difference of the two means with a 95% interval (standard errors of independent samples added in quadrature), and
@@ -168,7 +168,8 @@ class Trend:
 # --------------------------------------------------------------------------------------------------- points
 
 
-def _mean_point(label: str, short: str, values: Sequence[float]) -> Point | None:
+def _mean_point(label: str, short: str, values: Sequence[float], unit: bool = False) -> Point | None:
+    """The mean with its interval; ``unit``: the values lie in [0, 1], and so does the interval shown."""
     n = len(values)
     if not n:
         return None
@@ -177,7 +178,10 @@ def _mean_point(label: str, short: str, values: Sequence[float]) -> Point | None
         return Point(label, short, n, mean, None, None, None)
     var = math.fsum((v - mean) ** 2 for v in values) / (n - 1)
     se = math.sqrt(var / n)
-    return Point(label, short, n, mean, se, mean - Z95 * se, mean + Z95 * se)
+    low, high = mean - Z95 * se, mean + Z95 * se
+    if unit:
+        low, high = max(0.0, low), min(1.0, high)
+    return Point(label, short, n, mean, se, low, high)
 
 
 def _percentile_point(label: str, short: str, values: Sequence[float], q: float, seed: int) -> Point | None:
@@ -209,10 +213,11 @@ def _points(
     for s in scores:
         names.update(dict.fromkeys(s.metrics))
     for m in names:
-        p = _mean_point(label, short, [v for s in scores if (v := s.metrics.get(m)) is not None])
+        values = [v for s in scores if (v := s.metrics.get(m)) is not None]
+        p = _mean_point(label, short, values, unit=all(0.0 <= v <= 1.0 for v in values))
         if p is not None:
             out[m] = p
-    rate = _mean_point(label, short, [1.0 if s.failed else 0.0 for s in scores])
+    rate = _mean_point(label, short, [1.0 if s.failed else 0.0 for s in scores], unit=True)
     if rate is not None:
         out["error_rate"] = rate
     present = [samples[s.pair_id] for s in scores if s.pair_id in samples and not s.failed]

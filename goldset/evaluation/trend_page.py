@@ -28,7 +28,7 @@ _CSS = (
     "svg{max-width:100%;height:auto}"
 )
 WIDTH, HEIGHT = 380, 210
-_LEFT, _RIGHT, _TOP, _BOTTOM = 46, 12, 26, 34
+_LEFT, _RIGHT, _TOP, _BOTTOM = 46, 24, 26, 34
 _TABLE_POINTS = 8
 
 
