@@ -8,7 +8,8 @@ latest are left out, and the notes say which.
 
 - A **point** is the mean of a metric over the samples of one day (log runs; a day held by several runs is taken
   from the latest of them) or one run, with a normal-approximation 95% interval (mean ± 1.96 standard errors;
-  the questions of a day are independent draws of the traffic; cut to [0, 1] for metrics in [0, 1]). Latency percentiles get a bootstrap standard error.
+  the questions of a day are independent draws of the traffic; cut to [0, 1] for metrics in [0, 1]). Latency
+  percentiles get a bootstrap standard error.
   A point of fewer than two values has no interval.
 - A **drop** is a step from one point to the next that goes the worse way by more than its interval: the
   difference of the two means with a 95% interval (standard errors of independent samples added in quadrature), and
