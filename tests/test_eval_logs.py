@@ -133,6 +133,13 @@ def test_personal_data_is_replaced_before_storing_and_judging(fake: FakeOpenAI, 
         assert secret not in sent and secret not in stored, secret
     assert "[email]" in stored and "[phone]" in stored and "[number]" in stored
     assert r.meta.log is not None and r.meta.log["redacted"] == {"email": 1, "number": 1, "phone": 1}
+    page = tmp_path / "pii.html"
+    result = CliRunner().invoke(app, ["eval", "--log", str(log), "--out", str(tmp_path / "runs" / "cli"),
+                                      "--html", str(page)])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert "(reference-free)" in result.output and "personal data replaced" in result.output
+    html = page.read_text(encoding="utf-8")
+    assert "Production traffic over time" in html and "jane.doe" not in html and "<svg" in html
 
 
 def test_without_a_judge_refusals_by_pattern_system_figures_and_errors(no_llm_env: None, tmp_path: Path) -> None:
