@@ -249,6 +249,9 @@ def test_more_hallucinations_a_day_later_are_a_drop_and_the_gate_fails(fake: Fak
     page = (tmp_path / "trend.html").read_text(encoding="utf-8")
     assert "hallucination (all): 0.250 on 2026-03-01 → 0.600 on 2026-03-02" in page
 
+    compared = CliRunner().invoke(app, ["compare", str(runs / "d1"), str(runs / "d2")])
+    assert compared.exit_code == 2 and "goldset trend" in compared.output  # other questions: no pairs to compare
+
     # the same traffic a day later is no drop
     evaluate(log=day_log(tmp_path / "d3.jsonl", "2026-03-03", n_halluc=20, start=400), out_dir=runs / "d3")
     again = CliRunner().invoke(app, ["trend", "--gate"])

@@ -340,7 +340,8 @@ def compare_runs(
     sa, sb = a.scores_by_id(), b.scores_by_id()
     common = sorted(set(sa) & set(sb))
     if not common:
-        raise InputError(f"{a.folder} and {b.folder} have no question in common; nothing to compare")
+        hint = "; log runs of different traffic are drawn over time: goldset trend" if a.meta.reference_free else ""
+        raise InputError(f"{a.folder} and {b.folder} have no question in common; nothing to compare{hint}")
     out = Comparison(
         run_a=a.run_id,
         run_b=b.run_id,
