@@ -56,7 +56,7 @@ def _log(path: Path) -> Path:
     for d, n_bad in (("2026-03-01", 4), ("2026-03-02", 4), ("2026-03-03", 24)):
         for i in range(40):
             zh = i % 2 == 1
-            q = f"快袋鼠的默认端口是什么？（{d}-{i}）" if zh else f"What is the default port of quokka? ({d}-{i})"
+            q = "快袋鼠的默认端口是什么？" if zh else "What is the default port of quokka?"  # the journal answers repeats
             ctx = "它的默认端口是八零八零。" if zh else "The default port of quokka is 8080."
             good = ctx
             bad = "它使用Cobol编写。" if zh else "Quokka was written in Cobol."
@@ -85,6 +85,9 @@ def test_the_report_of_a_log_run_draws_its_trend_at_1280_px(
     text = driver.find_element("tag name", "body").text
     assert "hallucination (all): 0.100 on 2026-03-02 → 0.600 on 2026-03-03" in text
     assert "log runs (reference-free" in text
+    assert "Samples to look at" in text and "32 of 120 sample(s) meet a rule" in text
+    assert "claims the retrieved contexts do not support (hallucination > 0)" in text
+    assert "not_found: Quokka was written in Cobol." in text
 
 
 def test_report_over_three_golden_set_runs_draws_the_trend(

@@ -229,7 +229,7 @@ def _eval_log(
         from goldset.evaluation.trend_page import write_trend_page
 
         stored = StoredRun(result.folder, result.meta, result.samples, result.scores, result.summary)
-        write_trend_page(html, trend_of_runs([stored]))
+        write_trend_page(html, trend_of_runs([stored]), run=stored)
         out_console.print(f"report written to {html}")
 
 
@@ -358,7 +358,7 @@ def report(
         if html is not None:
             from goldset.evaluation.trend_page import write_trend_page
 
-            write_trend_page(html, t)
+            write_trend_page(html, t, run=stored[0] if len(stored) == 1 else None)
             console().print(f"report written to {html}")
         return
     current = stored[0]
@@ -436,11 +436,13 @@ def print_trend(t: Trend, show: int = 7) -> None:
 
     for note in t.notes:
         err_console().print(f"note: {note}")
-    labels = t.labels[-show:]
+    out = console()
+    fits = max(1, (out.width - 20) // 15)  # columns of "0.123 ±0.045" the terminal holds
+    labels = t.labels[-min(show, fits):]
     table = Table(title=f"trend per {t.by} ({len(t.labels)} point(s), {len(t.runs)} run(s))", title_justify="left")
     table.add_column("metric", no_wrap=True)
     for label in labels:
-        table.add_column(label if t.by == "day" else label[:16], justify="right")
+        table.add_column(label if t.by == "day" else label[:16], justify="right", no_wrap=True)
     dropped = {(d.metric, d.after) for d in t.drops if d.group == "all"}
     for s in t.of("all"):
         by_label = {p.label: p for p in s.points}
@@ -456,8 +458,27 @@ def print_trend(t: Trend, show: int = 7) -> None:
             cells.append(f"[red]▼ {text}[/]" if (s.metric, label) in dropped else text)
         table.add_row(s.metric, *cells)
     table.caption = t.method()
-    out = console()
     out.print(table)
+    groups = [g for g in t.groups() if g != "all"]
+    if groups:
+        from goldset.evaluation.trend import HEADLINE
+
+        shown = [s.metric for s in t.of("all") if s.metric in HEADLINE][:6]
+        per = Table(title=f"latest {t.by} ({t.labels[-1]}) per group", title_justify="left")
+        per.add_column("group", no_wrap=True)
+        for m in shown:
+            per.add_column(m, justify="right")
+        last = t.labels[-1]
+        dropped_at = {(d.metric, d.group) for d in t.drops if d.after == last}
+        for g in groups:
+            latest = {s.metric: s.points[-1] for s in t.of(g) if s.points and s.points[-1].label == last}
+            cells = []
+            for m in shown:
+                p = latest.get(m)
+                text = "–" if p is None else f"{fmt(p.value, m)} (n {p.n})"
+                cells.append(f"[red]▼ {text}[/]" if (m, g) in dropped_at else text)
+            per.add_row(g, *cells)
+        out.print(per)
     if t.drops:
         out.print(f"[red]{len(t.drops)} drop(s) beyond the interval:[/]")
         for d in t.drops:

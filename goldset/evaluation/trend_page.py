@@ -3,7 +3,9 @@
 
 In the order a reader asks: what was drawn (runs, per day or per run, the notes), the drops, a line chart per
 metric of the whole traffic (each point with its 95% interval as a whisker, drops in red), then the headline
-metrics per language and topic (question type for golden-set runs), one line per group. Numbers are formatted by
+metrics per language and topic (question type for golden-set runs), one line per group; for the report of one log
+run, its summary and the samples to look at (hallucinated claims, irrelevant contexts, refusals, thumbs down,
+failures: each with the rule that lists it, its answer, contexts and the judge's claim verdicts). Numbers are formatted by
 the run report's :func:`goldset.evaluation.report.fmt`; it fits 1,280 px.
 """
 
@@ -11,10 +13,15 @@ from __future__ import annotations
 
 from html import escape
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from goldset.evaluation.report import fmt
 from goldset.evaluation.trend import ALL, HEADLINE, Series, Trend
 from goldset.io import atomic_write_text
+
+if TYPE_CHECKING:
+    from goldset.evaluation.runs import StoredRun
+    from goldset.schema import SampleScores
 
 _PALETTE = ("#3b6ea5", "#d08c2e", "#4c9a6a", "#b04a5a", "#7a5ea8", "#5a8f9a")
 _FONTS = 'system-ui,"Noto Sans CJK SC","Noto Sans SC","PingFang SC","Microsoft YaHei",sans-serif'
@@ -25,6 +32,9 @@ _CSS = (
     "border-bottom:1px solid #eee;text-align:left;vertical-align:top;overflow-wrap:anywhere}"
     ".charts{display:flex;flex-wrap:wrap;gap:.8rem}.muted{color:#777}.bad{color:#b03030}"
     ".drop{border-left:4px solid #b03030;background:#fdf0f0;padding:.4rem .7rem;margin:.3rem 0}"
+    ".sample{border:1px solid #e4e4e4;border-radius:4px;padding:.4rem .7rem;margin:.5rem 0}"
+    ".sample pre{white-space:pre-wrap;background:#f6f6f6;padding:.3rem;font-size:.8rem;margin:.2rem 0}"
+    ".supported{color:#2a7a3a}.contradicted,.not_found{color:#b03030}"
     "svg{max-width:100%;height:auto}"
 )
 WIDTH, HEIGHT = 380, 210
@@ -115,8 +125,69 @@ def svg_trend(title: str, series: list[Series], labels: list[str], drops: set[tu
     return "".join(parts)
 
 
-def render_trend_html(t: Trend, title: str | None = None) -> str:
-    """The trend page of ``t`` (module docstring)."""
+#: Why a log sample is listed among those to look at, in the order they are listed: (metric, bad when, rule).
+_LOOK_AT = (
+    ("hallucination", lambda v: v > 0, "claims the retrieved contexts do not support (hallucination > 0)"),
+    ("context_relevance", lambda v: v < 0.5, "most retrieved contexts are irrelevant (context_relevance < 0.5)"),
+    ("refusal_judged", lambda v: v == 1, "the answer declined (refusal_judged)"),
+    ("refusal", lambda v: v == 1, "the answer matches a refusal pattern (refusal)"),
+    ("feedback", lambda v: v < 0.5, "the user gave a thumbs down (feedback < 0.5)"),
+)
+_SAMPLES_SHOWN = 20
+_CONTEXT_CHARS = 400
+
+
+def _reasons(s: SampleScores) -> list[str]:
+    if s.failed:
+        return [f"the system failed: {s.error}"]
+    return [rule for m, bad, rule in _LOOK_AT if (v := s.metrics.get(m)) is not None and bad(v)]
+
+
+def _summary_html(run: StoredRun) -> str:
+    summary, meta = run.summary, run.meta
+    rows = [f"<tr><td>{escape(m)}</td><td>{escape(fmt(v, m))}</td></tr>" for m, v in summary.overall.items()]
+    for m in ("error_rate", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms", "ttft_p95_ms", "cost_usd_total"):
+        if m in summary.system:
+            rows.append(f"<tr><td>{escape(m)}</td><td>{escape(fmt(summary.system[m], m))}</td></tr>")
+    log = meta.log or {}
+    facts = [f"{summary.n_samples:,} sample(s) scored of {log.get('lines', summary.n_samples):,} log line(s)"]
+    if meta.judge is not None:
+        facts.append(f"judged by {meta.judge.model}")
+    if log.get("redacted"):
+        facts.append("personal data replaced: " + ", ".join(f"{n} {k}" for k, n in log["redacted"].items()))
+    notes = "".join(f'<p class="muted">note: {escape(n)}</p>' for n in summary.notes)
+    return (f"<h2>This run</h2><p>{escape('; '.join(facts))}</p>{notes}"
+            f"<table><tr><th>metric</th><th>value</th></tr>{''.join(rows)}</table>")  # fmt: skip
+
+
+def _samples_html(run: StoredRun) -> str:
+    listed = [(s, why) for s in run.scores if (why := _reasons(s))]
+    order = {rule: i for i, (_, _, rule) in enumerate(_LOOK_AT)}
+    listed.sort(key=lambda x: (min(order.get(r, -1) for r in x[1]), -len(x[1]), x[0].pair_id))
+    out = [f"<h2>Samples to look at</h2><p class='muted'>{len(listed)} of {len(run.scores)} sample(s) meet a rule "
+           f"below; the first {min(len(listed), _SAMPLES_SHOWN)} are shown.</p>"]  # fmt: skip
+    for s, why in listed[:_SAMPLES_SHOWN]:
+        sample = run.samples.get(s.pair_id)
+        parts = [f'<div class="sample"><b>{escape(s.pair_id)}</b> <span class="muted">{escape(s.day or "")} '
+                 f"{escape(s.language)}{' · ' + escape(s.topic) if s.topic else ''}</span>"
+                 f"<div class='bad'>{escape('; '.join(why))}</div>"]  # fmt: skip
+        if sample is not None:
+            parts.append(f"<div>question: {escape(sample.question or '')}</div><pre>{escape(sample.answer)}</pre>")
+            for i, c in enumerate(sample.contexts[:3], 1):
+                text = c.text if len(c.text) <= _CONTEXT_CHARS else c.text[:_CONTEXT_CHARS] + " …"
+                parts.append(f"<details><summary>context {i}</summary><pre>{escape(text)}</pre></details>")
+        if s.judge is not None and s.judge.claims:
+            claims = "".join(f'<li class="{c.verdict}">{escape(c.verdict)}: {escape(c.claim)}</li>'
+                             for c in s.judge.claims)  # fmt: skip
+            parts.append(f"<ul>{claims}</ul>")
+        parts.append("</div>")
+        out.append("".join(parts))
+    return "".join(out)
+
+
+def render_trend_html(t: Trend, title: str | None = None, run: StoredRun | None = None) -> str:
+    """The trend page of ``t`` (module docstring); with ``run`` (the report of one log run), its summary and the
+    samples to look at (each with the rule that lists it) follow the trend."""
     title = title or ("Production traffic over time" if t.reference_free else "Runs over time")
     drop_keys = {(d.metric, d.group, d.after) for d in t.drops}
     body = [f"<h1>{escape(title)}</h1>"]
@@ -181,6 +252,9 @@ def render_trend_html(t: Trend, title: str | None = None) -> str:
             cells.append(f"<td{cls}>{escape(fmt(p.value, s.metric) + half)}</td>")
         body.append(f"<tr><td>{escape(s.metric)}</td><td>{escape(s.group)}</td>{''.join(cells)}</tr>")
     body.append("</table>")
+    if run is not None:
+        body.append(_summary_html(run))
+        body.append(_samples_html(run))
     return (
         '<!doctype html><html lang="en"><head><meta charset="utf-8">'
         f'<meta name="viewport" content="width=device-width"><title>{escape(title)}</title>'
@@ -188,8 +262,9 @@ def render_trend_html(t: Trend, title: str | None = None) -> str:
     )
 
 
-def write_trend_page(path: str | Path, t: Trend, title: str | None = None) -> Path:
-    """Write the trend page of ``t`` to ``path`` (atomically) and return the path."""
+def write_trend_page(path: str | Path, t: Trend, title: str | None = None, run: StoredRun | None = None) -> Path:
+    """Write the trend page of ``t`` to ``path`` (atomically) and return the path; ``run``: see
+    :func:`render_trend_html`."""
     path = Path(path)
-    atomic_write_text(path, render_trend_html(t, title))
+    atomic_write_text(path, render_trend_html(t, title, run))
     return path
