@@ -56,7 +56,7 @@ def _log(path: Path) -> Path:
     for d, n_bad in (("2026-03-01", 4), ("2026-03-02", 4), ("2026-03-03", 24)):
         for i in range(40):
             zh = i % 2 == 1
-            q = "快袋鼠的默认端口是什么？" if zh else "What is the default port of quokka?"  # the journal answers repeats
+            q = "快袋鼠的默认端口是什么？" if zh else "What is the default port of quokka?"  # repeats: from the journal
             ctx = "它的默认端口是八零八零。" if zh else "The default port of quokka is 8080."
             good = ctx
             bad = "它使用Cobol编写。" if zh else "Quokka was written in Cobol."

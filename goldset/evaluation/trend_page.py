@@ -5,8 +5,8 @@ In the order a reader asks: what was drawn (runs, per day or per run, the notes)
 metric of the whole traffic (each point with its 95% interval as a whisker, drops in red), then the headline
 metrics per language and topic (question type for golden-set runs), one line per group; for the report of one log
 run, its summary and the samples to look at (hallucinated claims, irrelevant contexts, refusals, thumbs down,
-failures: each with the rule that lists it, its answer, contexts and the judge's claim verdicts). Numbers are formatted by
-the run report's :func:`goldset.evaluation.report.fmt`; it fits 1,280 px.
+failures: each with the rule that lists it, its answer, contexts and the judge's claim verdicts). Numbers are
+formatted by the run report's :func:`goldset.evaluation.report.fmt`; it fits 1,280 px.
 """
 
 from __future__ import annotations
