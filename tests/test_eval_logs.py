@@ -276,3 +276,21 @@ def test_trend_refuses_runs_not_comparable_on_one_line(fake: FakeOpenAI, tmp_pat
     mixed = CliRunner().invoke(app, ["report", str(a.folder), str(golden.folder), "--html", str(tmp_path / "x.html")])
     assert mixed.exit_code == 2 and "reference-free" in mixed.output, mixed.output
     assert not (tmp_path / "x.html").exists()
+
+
+def test_trend_per_run_and_the_latest_runs(fake: FakeOpenAI, tmp_path: Path) -> None:
+    from goldset import trend
+
+    runs = tmp_path / "runs"
+    first = evaluate(log=day_log(tmp_path / "d1.jsonl", "2026-03-01", n_halluc=2, n=8), out_dir=runs / "d1")
+    second = evaluate(log=day_log(tmp_path / "d2.jsonl", "2026-03-01", n_halluc=4, n=8, start=50), out_dir=runs / "d2")
+    per_day = trend()
+    assert per_day.labels == ["2026-03-01"]  # the same day in two runs: the latest run's
+    assert any("the latest run's scores are used" in n for n in per_day.notes)
+    hall = next(s for s in per_day.of() if s.metric == "hallucination")
+    assert hall.points[0].value == pytest.approx(second.summary.overall["hallucination"])
+    per_run = trend(by="run")
+    assert per_run.labels == [first.run_id, second.run_id] and [p.short for p in per_run.of()[0].points] == ["#1", "#2"]
+    assert trend(last=1).runs == [second.run_id]
+    bad = CliRunner().invoke(app, ["trend", "--by", "week"])
+    assert bad.exit_code == 2 and "give day or run" in bad.output

@@ -84,6 +84,9 @@ class LogSample(RunSample):
     pair_id: str = Field(
         "", description="Optional id of the log line (default: the file's name and the line number)."
     )
+    question: str | None = Field(
+        None, description="The question the user asked (required: a log line without one is refused)."
+    )
     timestamp: datetime | None = Field(
         None, description="When the question was asked (ISO 8601; UTC when no zone is given): the day it counts in."
     )
