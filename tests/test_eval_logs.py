@@ -294,3 +294,23 @@ def test_trend_per_run_and_the_latest_runs(fake: FakeOpenAI, tmp_path: Path) -> 
     assert trend(last=1).runs == [second.run_id]
     bad = CliRunner().invoke(app, ["trend", "--by", "week"])
     assert bad.exit_code == 2 and "give day or run" in bad.output
+
+
+def test_a_step_of_a_few_samples_is_drawn_never_flagged(
+    no_llm_env: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from goldset import trend
+
+    monkeypatch.chdir(tmp_path)
+    runs = tmp_path / "runs"
+    refusing = "I don't know."
+    for day, answer, n in (("2026-03-01", "Port 8080.", 4), ("2026-03-02", refusing, 4), ("2026-03-03", refusing, 4),
+                           ("2026-03-04", "Port 8080.", 12), ("2026-03-05", refusing, 12)):  # fmt: skip
+        rows = [line(i, "good", "en", day, answer=answer) for i in range(n)]
+        evaluate(log=write_log(tmp_path / f"{day}.jsonl", rows), out_dir=runs / day)
+    t = trend()
+    refusal = next(s for s in t.of() if s.metric == "refusal")
+    assert [p.value for p in refusal.points] == [0.0, 1.0, 1.0, 0.0, 1.0]
+    # 4 answers a day: all refused after none is no drop; 12 a day: it is
+    got = [(d.before, d.after) for d in t.drops if d.metric == "refusal" and d.group == "all"]
+    assert got == [("2026-03-04", "2026-03-05")]

@@ -14,7 +14,8 @@ latest are left out, and the notes say which.
 - A **drop** is a step from one point to the next that goes the worse way by more than its interval: the
   difference of the two means with a 95% interval (standard errors of independent samples added in quadrature), and
   a two-sided z-test whose p-values are corrected by Holm–Bonferroni over the metrics of that step and group, so
-  the chance of any false drop at a step stays at 5%, however many metrics are watched. Metrics without a direction
+  the chance of any false drop at a step stays at 5%, however many metrics are watched. A step is tested only with
+  at least 10 values on each side (:data:`MIN_N_FOR_DROP`). Metrics without a direction
   (tokens) are drawn, never flagged.
 - The **gate** (``goldset trend --gate``) fails on a drop at the latest step of the whole traffic ("all"); drops in
   a language or topic, and earlier ones, are shown, not gated: a scheduled job fails on the day the drop happens.
@@ -68,6 +69,9 @@ HEADLINE = (
 _PERCENTILES = {"latency_p50_ms": ("total_ms", 50), "latency_p95_ms": ("total_ms", 95),
                 "latency_p99_ms": ("total_ms", 99), "ttft_p95_ms": ("ttft_ms", 95)}  # fmt: skip
 _BOOTSTRAP = 200
+#: Fewest values on either side of a step for it to be tested: below that the normal approximation is no guide
+#: (two answers of 1 then two of 0 would be a "certain" drop).
+MIN_N_FOR_DROP = 10
 
 
 def metric_direction(name: str) -> bool | None:
@@ -162,7 +166,8 @@ class Trend:
         return (
             "Intervals: mean ± 1.96 standard errors per point (latency percentiles: bootstrap standard error); a drop: "
             "a step that goes the worse way with the 95% interval of the difference excluding 0, z-test p-values "
-            f"corrected by Holm–Bonferroni over the metrics of each step and group (alpha {self.alpha})"
+            f"corrected by Holm–Bonferroni over the metrics of each step and group (alpha {self.alpha}; at least "
+            f"{MIN_N_FOR_DROP} values each side)"
         )
 
 
@@ -247,7 +252,7 @@ def _steps(series: Series) -> list[tuple[Drop, bool]]:
     pts = series.points
     for i in range(1, len(pts)):
         a, b = pts[i - 1], pts[i]
-        if a.se is None or b.se is None or a.label == b.label:
+        if a.se is None or b.se is None or min(a.n, b.n) < MIN_N_FOR_DROP:
             continue
         diff = b.value - a.value
         se = math.sqrt(a.se**2 + b.se**2)
