@@ -292,7 +292,7 @@ EXAMPLE_SAMPLES = [
 
 
 def run_format() -> str:
-    from goldset.schema import RunMeta, RunSample, RunSummary, SampleScores
+    from goldset.schema import LogSample, RunMeta, RunSample, RunSummary, SampleScores
 
     doc = md(RunSample.__doc__ or "")
     examples = "\n".join(json.dumps(s, ensure_ascii=False) for s in EXAMPLE_SAMPLES)
@@ -317,6 +317,10 @@ def run_format() -> str:
             "(`answer`, `contexts`, `retrieval_ms`, `generation_ms`, `tokens_in`, `tokens_out`, `cost_usd`) or a plain "
             "string; an endpoint's reply is mapped by `eval.endpoint` (see [configuration](configuration.md#eval)). "
             "For both, goldset measures `latency.total_ms` itself.\n",
+            "## A production log (`goldset eval --log FILE|FOLDER`)\n",
+            md(LogSample.__doc__ or "") + " The same JSON Lines (plain, `.zst`, `.gz`; a folder of them) with one "
+            "line per question asked, `question` required; see [monitoring](monitoring.md).\n",
+            *_table(LogSample),
             "## A run folder (`runs/<run-id>/`)\n",
             "`goldset eval` writes one folder per run: `meta.json` (`RunMeta`), `samples.jsonl.zst` (the run's "
             "`RunSample`s, with the question filled in), `scores.jsonl` (`SampleScores`, one per question) and "

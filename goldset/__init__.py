@@ -35,6 +35,7 @@ _EXPORTS: dict[str, str] = {
     "QuestionType": "goldset.schema",
     "PairStatus": "goldset.schema",
     "RunSample": "goldset.schema",
+    "LogSample": "goldset.schema",
     "RunMeta": "goldset.schema",
     "RunSummary": "goldset.schema",
     "SampleScores": "goldset.schema",
@@ -79,6 +80,9 @@ _EXPORTS: dict[str, str] = {
     "score_run": "goldset.evaluation.scoring",
     "summarize": "goldset.evaluation.scoring",
     "list_metrics": "goldset.evaluation.metrics",
+    "trend": "goldset.evaluation.trend",
+    "Trend": "goldset.evaluation.trend",
+    "write_trend_page": "goldset.evaluation.trend_page",
     # versions (DVC releases)
     "release": "goldset.versioning.release",
     "load": "goldset.versioning.load",
@@ -140,6 +144,8 @@ if TYPE_CHECKING:
     from goldset.evaluation.runs import read_run
     from goldset.evaluation.scoring import score_run, score_sample, summarize
     from goldset.evaluation.settings import EvalSettings
+    from goldset.evaluation.trend import Trend, trend
+    from goldset.evaluation.trend_page import write_trend_page
     from goldset.filters.pipeline import run_filters
     from goldset.filters.report import FilterReport
     from goldset.generation.runner import GenerationReport, generate
@@ -153,6 +159,7 @@ if TYPE_CHECKING:
         Chunk,
         Evidence,
         KBSnapshot,
+        LogSample,
         Manifest,
         PairStatus,
         QAPair,

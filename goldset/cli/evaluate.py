@@ -10,8 +10,10 @@ import typer
 from goldset.cli._common import ProgressDisplay, WorkspaceOption, console, err_console
 
 if TYPE_CHECKING:
+    from goldset.context import Context
     from goldset.evaluation.gate import GateResult
     from goldset.evaluation.judge.estimate import JudgeEstimate
+    from goldset.evaluation.trend import Trend
     from goldset.schema import RunMeta, RunSummary
 
 app = typer.Typer()
@@ -93,10 +95,27 @@ def eval_(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Only estimate the judge's calls and cost; call nothing, write nothing.")
     ] = False,
+    log: Annotated[
+        Path | None,
+        typer.Option(
+            "--log",
+            help="Score a production log instead (a JSONL file or folder: the run format without pair_id, with "
+            "timestamp, feedback, topic): reference-free metrics only, no --dataset.",
+        ),
+    ] = None,
+    export_queries: Annotated[
+        Path | None,
+        typer.Option(
+            "--export-queries",
+            help="With --log: only write the log's distinct questions to this CSV (question,count) for "
+            "`goldset import --format queries`; score nothing.",
+        ),
+    ] = None,
     allow_different_settings: AllowDifferentSettings = False,
     workspace: WorkspaceOption = None,
 ) -> None:
-    """Evaluate a RAG run against a dataset, write runs/<run-id>/ and check thresholds (exit 1 if not met)."""
+    """Evaluate a RAG run against a dataset, write runs/<run-id>/ and check thresholds (exit 1 if not met).
+    With --log, score a production log with the reference-free metrics (see `goldset trend`)."""
     from goldset.cli._common import context
     from goldset.errors import GateFailed, UsageError
     from goldset.evaluation.evaluator import check_source, evaluate
@@ -104,6 +123,13 @@ def eval_(
     from goldset.evaluation.scoring import overall_score_text
 
     ctx = context(workspace, optional=True)
+    if export_queries is not None and log is None:
+        raise UsageError("--export-queries writes the questions of a --log; give the log")
+    if log is not None:
+        _eval_log(ctx, log, sample=sample, seed=seed, out=out, html=html, judge=judge, dry_run=dry_run,
+                  export_queries=export_queries, others={"--dataset": dataset, "--run": run, "--target": target,
+                  "--endpoint": endpoint, "--baseline": baseline, "--thresholds": thresholds, "--kb": kb})  # fmt: skip
+        return
     if dataset is None:
         if ctx.ws is None:
             raise UsageError("--dataset is required outside a workspace (give a dataset folder)")
@@ -158,6 +184,53 @@ def eval_(
         if not result.gate.passed:
             raise GateFailed(result.gate.summary_line())
         out_console.print(result.gate.summary_line())
+
+
+def _eval_log(
+    ctx: Context,
+    log: Path,
+    *,
+    sample: int | None,
+    seed: int,
+    out: Path | None,
+    html: Path | None,
+    judge: bool | None,
+    dry_run: bool,
+    export_queries: Path | None,
+    others: dict[str, object],
+) -> None:
+    from goldset.errors import UsageError
+    from goldset.evaluation.logs import estimate_log, evaluate_log
+    from goldset.evaluation.logs import export_queries as write_queries
+    from goldset.evaluation.report import summary_table
+
+    given = [k for k, v in others.items() if v is not None]
+    if given:
+        raise UsageError(f"--log scores a production log on its own: give it without {' and '.join(given)}")
+    if export_queries is not None:
+        n = write_queries(log, export_queries)
+        console().print(f"{n} distinct question(s) written to {export_queries} (goldset import --format queries)")
+        return
+    if dry_run:
+        _print_estimate(estimate_log(log, ws=ctx, sample=sample, seed=seed, judge=judge))
+        return
+    with ProgressDisplay() as show:
+        result = evaluate_log(log, ws=ctx, sample=sample, seed=seed, out_dir=out, judge=judge, progress=show)
+    for note in result.notes:
+        err_console().print(f"note: {note}")
+    out_console = console()
+    out_console.print(summary_table(result.summary, width=out_console.width))
+    if result.meta.judge is not None:
+        out_console.print(judge_line(result.meta, result.summary))
+    out_console.print(f"log run {result.run_id} (reference-free) written to {result.folder}")
+    if html is not None:
+        from goldset.evaluation.runs import StoredRun
+        from goldset.evaluation.trend import trend_of_runs
+        from goldset.evaluation.trend_page import write_trend_page
+
+        stored = StoredRun(result.folder, result.meta, result.samples, result.scores, result.summary)
+        write_trend_page(html, trend_of_runs([stored]), run=stored)
+        out_console.print(f"report written to {html}")
 
 
 def judge_line(meta: RunMeta, summary: RunSummary) -> str:
@@ -249,13 +322,19 @@ def compare(
 
 @app.command()
 def report(
-    run: Annotated[str, typer.Argument(help="Run folder or run id.")],
+    runs: Annotated[
+        list[str],
+        typer.Argument(
+            help="Run folder or run id; several (oldest first): the trend page drawing each metric across them."
+        ),
+    ],
     baseline: Annotated[str | None, typer.Option("--baseline", help="Run to compare with (same dataset).")] = None,
     html: Annotated[Path | None, typer.Option("--html", help="Write a self-contained HTML report here.")] = None,
     allow_different_settings: AllowDifferentSettings = False,
     workspace: WorkspaceOption = None,
 ) -> None:
-    """Show a run's metrics and likely causes; with --html, write a self-contained report with charts."""
+    """Show a run's metrics and likely causes; with --html, write a self-contained report with charts. Several
+    runs, or a log run: the trend across them (runs not comparable on one line are refused)."""
     from goldset.evaluation.compare import check_comparable
     from goldset.evaluation.diagnose import diagnose
     from goldset.evaluation.report import summary_table, write_report
@@ -263,7 +342,26 @@ def report(
     from goldset.workspace import optional_workspace
 
     ws = optional_workspace(workspace)
-    current = read_run(run, ws)
+    stored = [read_run(r, ws) for r in runs]
+    if len(stored) > 1 or stored[0].meta.reference_free:
+        from goldset.errors import UsageError
+        from goldset.evaluation.trend import trend_of_runs
+
+        if baseline is not None:
+            raise UsageError("--baseline compares two runs; a report of several runs or of a log run is a trend")
+        t = trend_of_runs(stored, allow_different_settings=allow_different_settings)
+        if len(stored) == 1:
+            for note in stored[0].summary.notes:
+                err_console().print(f"note: {note}")
+            console().print(summary_table(stored[0].summary, width=console().width))
+        print_trend(t)
+        if html is not None:
+            from goldset.evaluation.trend_page import write_trend_page
+
+            write_trend_page(html, t, run=stored[0] if len(stored) == 1 else None)
+            console().print(f"report written to {html}")
+        return
+    current = stored[0]
     base = read_run(baseline, ws) if baseline else None
     if base is not None:
         differ = check_comparable(
@@ -285,3 +383,105 @@ def report(
     if html is not None:
         write_report(html, current, base, allow_different_settings=allow_different_settings)
         out.print(f"report written to {html}")
+
+
+@app.command()
+def trend(
+    runs: Annotated[
+        list[str] | None,
+        typer.Argument(help="Runs to draw, oldest first (folders or run ids); default: every log run in runs/."),
+    ] = None,
+    by: Annotated[
+        str | None, typer.Option("--by", help="day (log runs' default) or run (golden-set runs' only choice).")
+    ] = None,
+    last: Annotated[int | None, typer.Option("--last", help="Only the latest N log runs found in runs/.")] = None,
+    show: Annotated[int, typer.Option("--show", help="Latest points shown per metric in the terminal.")] = 7,
+    html: Annotated[Path | None, typer.Option("--html", help="Write the trend page (charts) here.")] = None,
+    gate: Annotated[
+        bool, typer.Option("--gate", help="Exit 1 when a metric of the whole traffic dropped at the latest step.")
+    ] = False,
+    allow_different_settings: AllowDifferentSettings = False,
+    workspace: WorkspaceOption = None,
+) -> None:
+    """Each metric over time (per day of log runs, or per run) with its 95% interval, per language and topic;
+    marks drops beyond the interval, and with --gate fails on one at the latest step (exit 1)."""
+    from goldset.cli._common import context
+    from goldset.errors import GateFailed, UsageError
+    from goldset.evaluation.trend import trend as make_trend
+
+    if by not in (None, "day", "run"):
+        raise UsageError(f"--by {by}: give day or run")
+    ctx = context(workspace, optional=True)
+    t = make_trend(runs or None, ws=ctx, by=by, last=last,  # type: ignore[arg-type]
+                   allow_different_settings=allow_different_settings)  # fmt: skip
+    print_trend(t, show)
+    if html is not None:
+        from goldset.evaluation.trend_page import write_trend_page
+
+        write_trend_page(html, t)
+        console().print(f"trend page written to {html}")
+    if gate:
+        dropped = t.gated_drops()
+        if dropped:
+            raise GateFailed(f"trend gate failed: {len(dropped)} metric(s) dropped on {t.labels[-1]}: "
+                             + ", ".join(d.metric for d in dropped))  # fmt: skip
+        console().print(f"trend gate passed: no drop beyond the interval on {t.labels[-1]}")
+
+
+def print_trend(t: Trend, show: int = 7) -> None:
+    """The trend of the whole traffic as a table (the latest ``show`` points), then every drop, one per line."""
+    from rich.table import Table
+
+    from goldset.evaluation.report import fmt
+
+    for note in t.notes:
+        err_console().print(f"note: {note}")
+    out = console()
+    fits = max(1, (out.width - 20) // 15)  # columns of "0.123 ±0.045" the terminal holds
+    labels = t.labels[-min(show, fits):]
+    table = Table(title=f"trend per {t.by} ({len(t.labels)} point(s), {len(t.runs)} run(s))", title_justify="left")
+    table.add_column("metric", no_wrap=True)
+    for label in labels:
+        table.add_column(label if t.by == "day" else label[:16], justify="right", no_wrap=True)
+    dropped = {(d.metric, d.after) for d in t.drops if d.group == "all"}
+    for s in t.of("all"):
+        by_label = {p.label: p for p in s.points}
+        cells = []
+        for label in labels:
+            p = by_label.get(label)
+            if p is None:
+                cells.append("–")
+                continue
+            text = fmt(p.value, s.metric)
+            if p.low is not None and p.high is not None:
+                text += f" ±{fmt((p.high - p.low) / 2, s.metric)}"
+            cells.append(f"[red]▼ {text}[/]" if (s.metric, label) in dropped else text)
+        table.add_row(s.metric, *cells)
+    table.caption = t.method()
+    out.print(table)
+    groups = [g for g in t.groups() if g != "all"]
+    if groups:
+        from goldset.evaluation.trend import HEADLINE
+
+        shown = [s.metric for s in t.of("all") if s.metric in HEADLINE][:6]
+        per = Table(title=f"latest {t.by} ({t.labels[-1]}) per group", title_justify="left")
+        per.add_column("group", no_wrap=True)
+        for m in shown:
+            per.add_column(m, justify="right")
+        last = t.labels[-1]
+        dropped_at = {(d.metric, d.group) for d in t.drops if d.after == last}
+        for g in groups:
+            latest = {s.metric: s.points[-1] for s in t.of(g) if s.points and s.points[-1].label == last}
+            cells = []
+            for m in shown:
+                p = latest.get(m)
+                text = "–" if p is None else f"{fmt(p.value, m)} (n {p.n})"
+                cells.append(f"[red]▼ {text}[/]" if (m, g) in dropped_at else text)
+            per.add_row(g, *cells)
+        out.print(per)
+    if t.drops:
+        out.print(f"[red]{len(t.drops)} drop(s) beyond the interval:[/]")
+        for d in t.drops:
+            out.print(f"  ▼ {d.line()}")
+    else:
+        out.print("no drop beyond the interval")

@@ -258,11 +258,18 @@ def check_comparable(
 ) -> list[str]:
     """Refuse to set two runs side by side when their numbers do not measure the same thing.
 
-    Different dataset content or version: :class:`InputError`, always (nothing makes those comparable).
+    A log run (``reference_free``) and a golden-set run, different dataset content or version:
+    :class:`InputError`, always (nothing makes those comparable).
     Different scoring settings (``metric_config``): :class:`UsageError` naming them, unless
     ``allow_different_settings``; then the differences are returned, for the reader to see beside the numbers.
     """
     la, lb = labels or (a.run_id, b.run_id)
+    if a.reference_free != b.reference_free:
+        log, golden = (la, lb) if a.reference_free else (lb, la)
+        raise InputError(
+            f"{log} scores a production log (reference-free) and {golden} a golden set: not the same data, their "
+            "numbers are not comparable; compare log runs with log runs (goldset trend)"
+        )
     if a.manifest_hash and b.manifest_hash and a.manifest_hash != b.manifest_hash:
         raise InputError(
             f"{la} and {lb} were scored against different datasets "
@@ -333,7 +340,8 @@ def compare_runs(
     sa, sb = a.scores_by_id(), b.scores_by_id()
     common = sorted(set(sa) & set(sb))
     if not common:
-        raise InputError(f"{a.folder} and {b.folder} have no question in common; nothing to compare")
+        hint = "; log runs of different traffic are drawn over time: goldset trend" if a.meta.reference_free else ""
+        raise InputError(f"{a.folder} and {b.folder} have no question in common; nothing to compare{hint}")
     out = Comparison(
         run_a=a.run_id,
         run_b=b.run_id,

@@ -219,8 +219,9 @@ def check_source(
 
 
 def evaluate(
-    dataset: str | Path | Dataset,
+    dataset: str | Path | Dataset | None = None,
     *,
+    log: str | Path | None = None,
     run: str | Path | None = None,
     target: str | Callable[..., Any] | None = None,
     endpoint: str | None = None,
@@ -257,7 +258,26 @@ def evaluate(
     ``eval.judge.enabled`` says, which by default means when a judge endpoint is configured; True: required;
     False: no judge. ``system_model``: the model of the system under test, recorded and checked against the
     judge's (as is each sample's ``model``): a model judging its own answers is warned about.
+
+    ``log`` instead of a dataset and a source: score a production log (a file or folder of :class:`LogSample`
+    lines) with the reference-free metrics, ``sample`` lines stratified by day (:mod:`goldset.evaluation.logs`).
     """
+    if log is not None:
+        from goldset.errors import UsageError
+        from goldset.evaluation.logs import evaluate_log
+
+        others = {"dataset": dataset, "run": run, "target": target, "endpoint": endpoint, "baseline": baseline,
+                  "thresholds": thresholds, "kb": kb}  # fmt: skip
+        given = [k for k, v in others.items() if v is not None]
+        if given:
+            raise UsageError(f"log scores a production log on its own: give it without {' and '.join(given)}")
+        return evaluate_log(
+            log, ws=ws, settings=settings, sample=sample, seed=seed, out_dir=out_dir, judge=judge, progress=progress
+        )
+    if dataset is None:
+        from goldset.errors import UsageError
+
+        raise UsageError("give the dataset to evaluate against (or log, a production log to score on its own)")
     from goldset.collector import paused_gc
     from goldset.dataset import Dataset, same_model_notes
     from goldset.errors import InputError

@@ -20,7 +20,7 @@ from goldset.schema.pairs import (
     Revision,
     pair_id,
 )
-from goldset.schema.runs import Latency, RetrievedContext, RunMeta, RunSample, RunSummary, SampleScores
+from goldset.schema.runs import Latency, LogSample, RetrievedContext, RunMeta, RunSample, RunSummary, SampleScores
 
 __all__ = [
     "DATASET_FILES",
@@ -32,6 +32,7 @@ __all__ = [
     "Evidence",
     "KBSnapshot",
     "Latency",
+    "LogSample",
     "Manifest",
     "PairStatus",
     "Provenance",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from goldset.schema.base import Record, utcnow
 from goldset.schema.manifest import JudgeCalibration
@@ -76,6 +76,48 @@ class RunSample(Record):
     )
 
 
+class LogSample(RunSample):
+    """One line of a production log (``goldset eval --log``): the run format without a dataset pair, with when it
+    was asked and what the user thought of the answer. Nothing in it is a reference: only reference-free metrics
+    are computed from it."""
+
+    pair_id: str = Field(
+        "", description="Optional id of the log line (default: the file's name and the line number)."
+    )
+    question: str | None = Field(
+        None, description="The question the user asked (required: a log line without one is refused)."
+    )
+    timestamp: datetime | None = Field(
+        None, description="When the question was asked (ISO 8601; UTC when no zone is given): the day it counts in."
+    )
+    feedback: float | None = Field(
+        None,
+        description="The user's verdict on the answer, when given: 1 (thumbs up, 'up', true), 0 (thumbs down, "
+        "'down', false), or a rating in between.",
+    )
+    topic: str | None = Field(None, description="The question's topic, when the system logs one (trends per topic).")
+    language: str | None = Field(None, description="The question's language (default: detected from its text).")
+
+    @field_validator("feedback", mode="before")
+    @classmethod
+    def _feedback(cls, v: Any) -> Any:
+        words = {"up": 1.0, "down": 0.0, "+1": 1.0, "-1": 0.0, "👍": 1.0, "👎": 0.0, "positive": 1.0, "negative": 0.0}
+        if isinstance(v, bool):
+            return 1.0 if v else 0.0
+        if isinstance(v, str):
+            if v.strip().lower() not in words:
+                raise ValueError(f"feedback {v!r}: give up/down, true/false or a number in 0-1")
+            return words[v.strip().lower()]
+        return v
+
+    @field_validator("feedback")
+    @classmethod
+    def _feedback_range(cls, v: float | None) -> float | None:
+        if v is not None and not 0.0 <= v <= 1.0:
+            raise ValueError(f"feedback {v}: give a number in 0-1 (1 thumbs up, 0 thumbs down)")
+        return v
+
+
 class JudgeInfo(_Part):
     """Who judged a run's answers and what it cost. The judge model and prompt hashes that change scores are also
     in ``RunMeta.metric_config["judge"]``, where the comparability check reads them."""
@@ -119,6 +161,15 @@ class RunMeta(Record):
     judge: JudgeInfo | None = Field(None, description="The LLM judge of the answers; None when none judged them.")
     system_model: str | None = Field(
         None, description="The model of the system under test, when given (`goldset eval --system-model`)."
+    )
+    reference_free: bool = Field(
+        False,
+        description="A run of a production log (`goldset eval --log`): no dataset, only reference-free metrics; "
+        "never compared with golden-set runs.",
+    )
+    log: dict[str, Any] | None = Field(
+        None,
+        description="A log run's reading: files, lines read, days, the --sample drawn, personal data redacted.",
     )
     calibration: JudgeCalibration | None = Field(
         None,
@@ -213,6 +264,8 @@ class SampleScores(Record):
         default_factory=dict, description="metric name (e.g. recall@5) → value, None when not applicable."
     )
     judge: SampleJudgement | None = Field(None, description="The LLM judge's verdicts; None when not judged.")
+    day: str | None = Field(None, description="Log runs: the UTC day (YYYY-MM-DD) the question was asked.")
+    topic: str | None = Field(None, description="Log runs: the question's topic, when the log gives one.")
 
 
 class RunSummary(Record):
@@ -241,6 +294,12 @@ class RunSummary(Record):
     by_language: dict[str, dict[str, float]] = Field(default_factory=dict, description="language → metric means.")
     by_doc: dict[str, dict[str, float]] = Field(
         default_factory=dict, description="document → metric means over the pairs citing it."
+    )
+    by_day: dict[str, dict[str, float]] = Field(
+        default_factory=dict, description="Log runs: UTC day → metric means of the questions asked that day."
+    )
+    by_topic: dict[str, dict[str, float]] = Field(
+        default_factory=dict, description="Log runs: topic → metric means (questions the log gives a topic)."
     )
     system: dict[str, float] = Field(default_factory=dict, description="Latency percentiles, tokens, cost, errors.")
     overall_score: float | None = Field(None, description="Weighted mean of eval.weights over the computed metrics.")
