@@ -85,9 +85,7 @@ def token_positions(tokens: Sequence[str]) -> dict[str, list[int]]:
     return positions
 
 
-def longest_common_run(
-    a: Sequence[str], b: Sequence[str], positions: dict[str, list[int]] | None = None
-) -> int:
+def longest_common_run(a: Sequence[str], b: Sequence[str], positions: dict[str, list[int]] | None = None) -> int:
     """Length (in tokens) of the longest common contiguous token run of ``a`` and ``b``.
 
     Indexes ``b``'s positions by token (or takes them precomputed), then extends only maximal starts (no match
@@ -269,7 +267,9 @@ class SourceProfile:
     def unit_index(self) -> dict[str, tuple[int, ...]]:
         """Content unit (:func:`content_units`) -> the windows holding it. Window ``s`` is sentence ``s``; window
         ``P + s`` is sentences ``s`` and ``s + 1`` together (a clause may be moved across a sentence end), ``P``
-        the number of sentences. The sentence-overlap measure counts, per window, the answer's units in it."""
+        the number of sentences; window ``2P + b`` is block ``b`` of list items or table rows with the sentence
+        that introduces it (:func:`_item_blocks`: items reordered and re-joined into one sentence keep their
+        units). The sentence-overlap measure counts, per window, the answer's units in it."""
         units = [content_units(sentence) for sentence in self.sentences]
         n = len(units)
         index: dict[str, list[int]] = {}
@@ -279,6 +279,9 @@ class SourceProfile:
         for s, (a, b) in enumerate(pairwise(units)):
             for u in a | b:
                 index[u].append(n + s)
+        for k, (start, end) in enumerate(_item_blocks(self.sentences)):
+            for u in frozenset[str]().union(*units[start:end]):
+                index[u].append(2 * n + k)
         return {u: tuple(ws) for u, ws in index.items()}
 
     @cached_property
@@ -292,6 +295,31 @@ class SourceProfile:
         if got is None:
             got = self._gram_cache[n] = _grams(self.tokens, n)
         return got
+
+
+#: A sentence that is a Markdown list item or table row (what :func:`split_sentences` leaves of one).
+_ITEM_RE = re.compile(r"(?:[*+-]|\d+[.)]|\|)\s")
+#: The most sentences of one list or table block kept as one window (a long table is not one sentence's source).
+MAX_BLOCK_SENTENCES = 12
+
+
+def _item_blocks(sentences: Sequence[str]) -> list[tuple[int, int]]:
+    """(start, end) of each run of two or more list-item or table-row sentences, with the sentence before it (the
+    one that introduces the list), at most :data:`MAX_BLOCK_SENTENCES` long (a longer run is cut into blocks)."""
+    blocks: list[tuple[int, int]] = []
+    i, n = 0, len(sentences)
+    while i < n:
+        if not _ITEM_RE.match(sentences[i]):
+            i += 1
+            continue
+        j = i
+        while j < n and _ITEM_RE.match(sentences[j]):
+            j += 1
+        if j - i >= 2:
+            start = max(0, i - 1)
+            blocks += [(k, min(j, k + MAX_BLOCK_SENTENCES)) for k in range(start, j - 1, MAX_BLOCK_SENTENCES)]
+        i = j
+    return blocks
 
 
 @lru_cache(maxsize=8192)

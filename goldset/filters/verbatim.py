@@ -1,16 +1,21 @@
 """Check 1: the answer must not copy its evidence chunk(s).
 
-A copied answer makes context recall look perfect, because the retrieved text *is* the answer. Four measures,
+A copied answer makes context recall look perfect, because the retrieved text *is* the answer. Five measures,
 each in [0, 1] and taken over *all* the pair's evidence chunks together (an answer stitched from two chunks is a
 copy too); any of them at or over its threshold fails the pair:
 
 * ``containment``: the share of the answer's token n-grams found anywhere in the evidence;
 * ``run``: the longest stretch copied from one chunk, relative to the answer;
+* ``clause``: the share of the answer's tokens in its longest stretch copied word for word, counted only when
+  that stretch is a clause (``min_clause_words`` words, a CJK character 0.6 of one, with some words of its own):
+  one clause copied and the rest reworded is still a copy, though no measure above reaches its threshold;
 * ``similarity``: edit similarity to the best-matching run of one to three sentences of a chunk, which still
-  catches a copy with a few words changed;
+  catches a copy with a few words changed; an answer opening with a short lead-in ("To put it simply,") is
+  compared without it too;
 * ``overlap``: sentence by sentence, the share of the answer's content words (CJK: character bigrams) found in
-  one evidence sentence or two adjacent ones, *in any order*: two clauses swapped, a prefix added ("In short,",
-  总的来说) or two or three synonyms leave most of a copied sentence's words in place; a real paraphrase does not.
+  one evidence sentence or two adjacent ones, or in one list or table, *in any order*: two clauses swapped, a
+  prefix added ("In short,", 总的来说, whose own words may be left out) list items or table cells reordered, or
+  two or three synonyms leave most of a copied sentence's words in place; a real paraphrase does not.
 
 What a paraphrase cannot avoid does not count as copying: the question's own words (the answer to "what status
 code is sent for a Not Found response?" says "for a Not Found response" because the question did), code
@@ -19,7 +24,7 @@ count only n-grams and stretches holding some other word, ``overlap`` only the o
 answer with fewer than ``min_own_words`` other words is not judged by them. Very short answers (a name, a number)
 cannot be phrased without the source's words, so they pass with a note.
 
-All four are lexical and need no endpoint. What they cannot tell apart is a careful paraphrase that keeps most
+All five are lexical and need no endpoint. What they cannot tell apart is a careful paraphrase that keeps most
 of a sentence's content words in a new order from a light edit; the LLM judge (``groundedness``) does not judge
 copying, so such a pair is caught here or not at all (tests/fixtures/filters/copy_cases.jsonl measures both).
 """
@@ -27,6 +32,7 @@ copying, so such a pair is caught here or not at all (tests/fixtures/filters/cop
 from __future__ import annotations
 
 import operator
+import re
 from collections.abc import Iterator, Sequence
 from itertools import accumulate, chain
 
@@ -47,6 +53,10 @@ from goldset.filters.textsim import tokens as text_tokens
 from goldset.schema import CheckResult, QAPair
 
 NAME = "verbatim"
+#: A CJK character's weight as a word, for clause lengths (a Chinese word is one to three characters; 0.6 puts a
+#: copied clause of 8 words at 14 characters).
+CJK_WORD_WEIGHT = 0.6
+
 
 class Settings(CheckSettings):
     """Thresholds of the verbatim check (``filter.checks.verbatim``): a measure at or over its threshold fails."""
@@ -58,6 +68,19 @@ class Settings(CheckSettings):
     max_sentence_overlap: float = Field(
         0.7, ge=0, le=1, description="Fail at or above this share of content words found in one evidence sentence."
     )
+    max_clause_share: float = Field(
+        0.2,
+        ge=0,
+        le=1,
+        description="Fail at or above this share of the answer's tokens in one clause copied word for word (a "
+        "stretch of min_clause_words words or more): a partial copy, the rest of the answer reworded.",
+    )
+    min_clause_words: float = Field(
+        8,
+        ge=1,
+        description="The shortest copied stretch counted as a copied clause, in words (a CJK character counts "
+        f"{CJK_WORD_WEIGHT} of a word: 14 characters); it also needs min_own_words words of its own.",
+    )
     min_answer_tokens: int = Field(8, ge=0, description="Shorter answers pass: too short to judge copying.")
     min_own_words: int = Field(
         4,
@@ -67,13 +90,13 @@ class Settings(CheckSettings):
     )
 
 
-MEASURES = ("similarity", "containment", "overlap", "run")
+MEASURES = ("similarity", "containment", "overlap", "run", "clause")
 
 
 def measure(
     answer: str, sources: Sequence[str], settings: Settings, tokens: Sequence[str] | None = None, question: str = ""
 ) -> dict[str, float]:
-    """The four copy measures of ``answer`` against the evidence ``sources`` (each in [0, 1]; the module
+    """The five copy measures of ``answer`` against the evidence ``sources`` (each in [0, 1]; the module
     docstring says what each is). ``question``: its words, and identifiers, do not count as copied."""
     if tokens is None:
         tokens = text_tokens(answer)
@@ -98,7 +121,8 @@ def _measures(
     if exact:
         yield "similarity", 1.0  # a window is the answer itself: the highest similarity there is (fuzz.ratio 100)
     identifiers = identifier_tokens(answer)
-    yield "overlap", _overlap(answer, question, tokens, identifiers, profiles, settings.min_own_words)
+    lead = _lead_in(answer, tokens)
+    yield "overlap", _overlap(answer, question, tokens, identifiers, profiles, settings.min_own_words, lead)
     given = frozenset(tokens).intersection(text_tokens(question)).union(identifiers)
     flags = bytes(map(given.__contains__, tokens))
     n_own = len(flags) - flags.count(1)
@@ -113,35 +137,79 @@ def _measures(
         found = sum(map(operator.gt, pooled, all_given))
         yield "containment", found / n_counted if n_counted else 0.0
         prefix = list(accumulate(flags.translate(_FLIP), initial=0))
-        run = 0
+        weights = list(accumulate(map(_word_weight, tokens), initial=0.0))
+        clause_rule = (settings.min_clause_words, settings.min_own_words)
+        run = clause = 0
         for prof, chunk_hits in zip(profiles, hits, strict=True):
             if 1 in chunk_hits:
-                run = max(run, _longest_run(tokens, prof, n, chunk_hits, prefix))
-            else:  # no n-gram in common: a shorter common run at most
+                own, stretch = _longest_run(tokens, prof, n, chunk_hits, prefix, weights, clause_rule)
+                run, clause = max(run, own), max(clause, stretch)
+            else:  # no n-gram in common: a shorter common run at most (never a clause)
                 run = max(run, _short_run(tokens, prof, n, prefix))
         yield "run", run / n_own
+        yield "clause", clause / len(tokens)
     else:
         yield "containment", 0.0
         yield "run", 0.0
+        yield "clause", 0.0
     if not exact:
-        yield "similarity", _similarity(query, profiles)
+        similarity = _similarity(query, profiles)
+        if lead and similarity < settings.max_edit_similarity:  # the answer without its lead-in may be closer
+            similarity = max(similarity, _similarity(" ".join(tokens[lead[0] :]), profiles))
+        yield "similarity", similarity
+
+
+def _word_weight(token: str) -> float:
+    """A token's length in words: 1, or :data:`CJK_WORD_WEIGHT` for a CJK character."""
+    return CJK_WORD_WEIGHT if len(token) == 1 and token >= "\u2e80" else 1.0
+
+
+#: A short opening clause set off by a comma or colon ("To sum up,", "In short,", "总的来说，", "注意："): the
+#: lead-in an LLM told not to copy puts in front of a copied sentence.
+_LEAD_IN_RE = re.compile(r"\s*([^,，:：;；.!?。！？\n]+)[,，:：]")
+#: The longest lead-in, in words (CJK characters weighted as for clauses: up to six characters).
+MAX_LEAD_IN_WORDS = 4.0
+
+
+def _lead_in(answer: str, tokens: Sequence[str]) -> tuple[int, frozenset[str]] | None:
+    """(its number of tokens, its content units) of the answer's lead-in, when it opens with one of at most
+    :data:`MAX_LEAD_IN_WORDS` words and has at least twice as many tokens after it; else None."""
+    found = _LEAD_IN_RE.match(answer)
+    if found is None:
+        return None
+    lead = text_tokens(found.group(1))
+    if not lead or sum(map(_word_weight, lead)) > MAX_LEAD_IN_WORDS or 3 * len(lead) > len(tokens):
+        return None
+    if tuple(tokens[: len(lead)]) != lead:
+        return None
+    return len(lead), content_units(found.group(1))
 
 
 #: bytes.translate table swapping 0 and 1 (given flags -> own flags).
 _FLIP = bytes([1, 0, *range(2, 256)])
 
 
-def _longest_run(a: Sequence[str], prof: SourceProfile, n: int, hits: bytes, prefix: Sequence[int]) -> int:
-    """The most own tokens in one stretch of ``a`` copied from the source, when some n-gram of ``a`` is in it
-    (``hits[i]``: n-gram i is in the source).
+def _longest_run(
+    a: Sequence[str],
+    prof: SourceProfile,
+    n: int,
+    hits: bytes,
+    prefix: Sequence[int],
+    weights: Sequence[float],
+    clause_rule: tuple[float, int],
+) -> tuple[int, int]:
+    """(the most own tokens in one stretch of ``a`` copied from the source, the length in tokens of the longest
+    copied stretch that is a clause: ``clause_rule`` = (its least length in words, :func:`_word_weight`; its least
+    own tokens)), when some n-gram of ``a`` is in the source (``hits[i]``: n-gram i is in the source).
 
     A common stretch of L >= n tokens starting at token s makes the n-grams s .. s+L-n all hits: so only starts
     inside a run of consecutive hits are tried, and a start s in the run ending at n-gram e covers at most
-    e - s + n tokens, of which at most that many are own (stop once that cannot beat the best).
+    e - s + n tokens, of which at most that many are own (stop once that cannot beat either best).
     """
     b, positions = prof.tokens, prof.positions
     la, lb, g = len(a), len(b), len(hits)
-    best = 0
+    min_words, min_own = clause_rule
+    best = clause = 0
     i = 0
     while i < g:
         if not hits[i]:
@@ -151,7 +219,7 @@ def _longest_run(a: Sequence[str], prof: SourceProfile, n: int, hits: bytes, pre
         while e + 1 < g and hits[e + 1]:
             e += 1
         for s in range(i, e + 1):
-            if e - s + n <= best:
+            if e - s + n <= best and e - s + n <= clause:
                 break
             for j in positions.get(a[s], ()):
                 if s and j and a[s - 1] == b[j - 1]:
@@ -159,9 +227,12 @@ def _longest_run(a: Sequence[str], prof: SourceProfile, n: int, hits: bytes, pre
                 k = 1
                 while s + k < la and j + k < lb and a[s + k] == b[j + k]:
                     k += 1
-                best = max(best, prefix[s + k] - prefix[s])
+                own = prefix[s + k] - prefix[s]
+                best = max(best, own)
+                if k > clause and own >= min_own and weights[s + k] - weights[s] >= min_words:
+                    clause = k
         i = e + 1
-    return best
+    return best, clause
 
 
 def _short_run(a: Sequence[str], prof: SourceProfile, n: int, prefix: Sequence[int]) -> int:
@@ -196,10 +267,12 @@ def _overlap(
     identifiers: frozenset[str],
     profiles: Sequence[SourceProfile],
     min_units: int,
+    lead: tuple[int, frozenset[str]] | None = None,
 ) -> float:
     """Per answer sentence, the share of its own content units (not the question's, not identifiers) in the best
-    evidence window (one sentence or two adjacent, of any chunk), weighted by the sentence's units; 0 when the
-    answer has fewer than ``min_units``.
+    evidence window (one sentence or two adjacent, or a list or table, of any chunk), weighted by the sentence's
+    units; 0 when the answer has fewer than ``min_units``. With a ``lead`` (:func:`_lead_in`), the higher of the
+    share with and without its units.
 
     ASCII text's units are its tokens minus function words, so for ASCII text the token sets already at hand
     are used: set operations in C instead of a second pass over the text.
@@ -211,6 +284,14 @@ def _overlap(
         units = [frozenset(tokens).difference(STOPWORDS, given)]
     else:
         units = [content_units(piece) - given for piece in pieces]
+    share = _covered_share(units, profiles, min_units)
+    if lead and lead[1] & units[0]:  # without the lead-in's words ("sum", "short", 总的, 来说) it may be closer
+        share = max(share, _covered_share([units[0].difference(lead[1]), *units[1:]], profiles, min_units))
+    return share
+
+
+def _covered_share(units: Sequence[frozenset[str]], profiles: Sequence[SourceProfile], min_units: int) -> float:
+    """:func:`_overlap` of the answer sentences' ``units``."""
     total = sum(len(u) for u in units)
     if total < min_units:
         return 0.0
@@ -253,6 +334,7 @@ _LIMIT = {
     "containment": "max_containment",
     "overlap": "max_sentence_overlap",
     "run": "max_lcs_ratio",
+    "clause": "max_clause_share",
 }
 
 
@@ -263,6 +345,8 @@ def _why(name: str, value: float, settings: Settings) -> str:
         return f"a copied run covers {value:.0%} of the answer"
     if name == "similarity":
         return f"answer is {value:.0%} similar to an evidence sentence"
+    if name == "clause":
+        return f"a clause of {value:.0%} of the answer is copied word for word"
     return f"{value:.0%} of its content words sit in one evidence sentence, in any order"
 
 
@@ -274,5 +358,5 @@ SPEC = CheckSpec(
     reads=("question", "answer", "evidence"),
     uses_chunks=True,
     func=check,
-    version=2,
+    version=3,
 )
