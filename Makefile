@@ -31,12 +31,17 @@ $(INTEROP_PY).ok:
 	$(INTEROP_PY) -m pip install -q 'ragas>=0.3,<0.5' 'langchain-community<0.4' 'deepeval>=3,<5'
 	@touch $@
 
-# Headless Chromium and its driver from Debian for the browser test (installed when missing and we are root).
+# The Debian packages the page and terminal tests need, installed when missing and we are root (`apt-get` says
+# how many it pulls in): headless Chromium and its driver (the report and Label Studio pages), a CJK font (Chinese
+# questions in the report and the screenshots draw as boxes without one) and tmux (the progress test at 80 columns).
+DEBIAN_PACKAGES := chromium chromium-driver fonts-noto-cjk tmux
 browser:
-	@if command -v chromium >/dev/null && command -v chromedriver >/dev/null; then :; \
+	@if command -v chromium >/dev/null && command -v chromedriver >/dev/null && command -v tmux >/dev/null \
+		&& fc-list :lang=zh family | grep -q .; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver; \
-	else echo "browser test: install chromium and chromium-driver (apt-get install -y chromium chromium-driver)"; fi
+		echo "installing Debian packages: $(DEBIAN_PACKAGES) (and what they depend on)"; \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(DEBIAN_PACKAGES); \
+	else echo "page and terminal tests: install $(DEBIAN_PACKAGES) (apt-get install -y $(DEBIAN_PACKAGES))"; fi
 
 setup: $(BIN)/goldset
 

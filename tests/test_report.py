@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from goldset.data import read_dataset
 from goldset.evaluation.diagnose import diagnose, list_rules, skipped_rules
 from goldset.evaluation.evaluator import evaluate
 from goldset.evaluation.report import render_html, summary_table, svg_bars, svg_histogram, write_report
@@ -186,5 +187,40 @@ def test_the_worst_questions_name_the_page_a_context_is_on_when_the_system_gives
     samples[1].contexts[0].doc_id, samples[1].contexts[0].page = "deck.pptx", 3
     evaluate(data, run=write_run_file(tmp_path / "run.jsonl", samples), out_dir=tmp_path / "run")
     html = render_html(read_run(tmp_path / "run"))
-    assert "#1 handbook.pdf, p. 12 " in html and "#1 deck.pptx, slide 3 " in html
-    assert re.search(r"#1 [\w/.-]+\.md c", html), "a context without a page shows its document alone"
+    first = r"<b>#1</b> (?:<span class=\"tag[^\"]*\">[^<]*</span>)?<span class=\"muted\">"
+    assert re.search(first + r"handbook\.pdf, p\. 12 ", html) and re.search(first + r"deck\.pptx, slide 3 ", html)
+    assert re.search(first + r"[\w/.-]+\.md c", html), "a context without a page shows its document alone"
+
+
+def test_the_report_is_organised_in_layers_and_lists_only_questions_that_fall_short(
+    runs: tuple[Path, Path], tmp_path: Path
+) -> None:
+    good, poor = read_run(runs[0]), read_run(runs[1])
+    page = write_report(tmp_path / "poor.html", poor, dataset=read_dataset(tmp_path / "data")).read_text("utf-8")
+    for layer in ("retrieval", "generation", "system"):
+        assert f'id="layer-{layer}"' in page
+    layers = page.split("<div class='layers'>", 1)[1].split("<h2>", 1)[0]
+    assert "recall@5" in layers and "[" in layers  # a headline metric with its interval
+    first_screen = re.sub(r"<details>.*?</details>", "", layers, flags=re.DOTALL)
+    assert "precision@10" not in first_screen and "precision@10" in layers  # one click away
+    overall = page.split("<h2>Overall score</h2>", 1)[1].split("<h2>", 1)[0]
+    weights = poor.summary.weights_used
+    assert "weighted mean below (eval.weights)" in overall and f"{weights['recall@5']:.2f}" in overall
+    assert "Ranked by each question&#x27;s own overall score" in page  # the rule, stated
+    assert page.count('<article class="question"') == len(poor.scores)  # every poor question falls short
+    assert "Why listed: failed: missing from the run" in page
+    assert "<h4>Reference</h4>" in page and "Evidence the reference cites" in page  # the dataset was given
+    assert "Noto Sans CJK SC" in page and "Microsoft YaHei" in page and "PingFang SC" in page
+
+    perfect = render_html(good)
+    assert '<article class="question"' not in perfect  # perfect scores are never "worst"
+    assert "No question falls short" in perfect
+    assert "References not shown" not in write_report(tmp_path / "g.html", good).read_text("utf-8")  # read again
+
+
+def test_the_page_helper_is_self_contained() -> None:
+    from goldset.evaluation.report import CSS, page
+
+    html = page("trend <a>", "<p>x</p>", lang="zh")
+    assert html.startswith("<!doctype html>") and "<title>trend &lt;a&gt;</title>" in html and CSS in html
+    assert "lang='zh'" in html and "<script" not in html

@@ -177,7 +177,7 @@ def eval_(
         from goldset.evaluation.runs import StoredRun
 
         stored = StoredRun(result.folder, result.meta, result.samples, result.scores, result.summary)
-        write_report(html, stored)  # what was just written, without reading it back
+        write_report(html, stored, ws=workspace)  # what was just written, without reading it back
         out_console.print(f"report written to {html}")
     if result.gate is not None:
         _gate_table(result.gate)
@@ -381,7 +381,7 @@ def report(
         colour = "red" if d.severity == "critical" else "yellow"
         out.print(f"[{colour}]likely cause:[/] {d.cause}\n  {d.finding}\n  try: {d.advice}")
     if html is not None:
-        write_report(html, current, base, allow_different_settings=allow_different_settings)
+        write_report(html, current, base, allow_different_settings=allow_different_settings, ws=ws)
         out.print(f"report written to {html}")
 
 

@@ -11,22 +11,36 @@ verdicts, and the samples whose judge calls failed.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from goldset.evaluation.diagnose import Diagnosis, diagnose, skipped_rules
+from goldset.evaluation.layers import (
+    LAYERS,
+    QUESTIONS,
+    Interval,
+    headlines,
+    layer_of,
+    mean_intervals,
+    percentile_interval,
+    split_layers,
+)
+from goldset.evaluation.matcher import Matcher
 from goldset.evaluation.metrics.registry import higher_is_better, metric_order
 from goldset.evaluation.runs import StoredRun
-from goldset.evaluation.scoring import overall_score_text
+from goldset.evaluation.scoring import weighted_score
+from goldset.evaluation.settings import EvalSettings
 from goldset.io import atomic_write_text
-from goldset.schema import RunMeta, RunSummary, SampleScores
+from goldset.schema import QAPair, RunMeta, RunSummary, SampleScores
 from goldset.schema.kb import location
+from goldset.workspace import Workspace, WorkspaceLike
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
+    from goldset.dataset import Dataset
     from goldset.evaluation.compare import Comparison
 
 #: Metrics drawn per question type, in this order, when the run has them.
@@ -44,17 +58,55 @@ CHART_METRICS = (
 )
 _PALETTE = ("#3b6ea5", "#d08c2e", "#4c9a6a", "#b04a5a", "#7a5ea8", "#5a8f9a")
 
-_CSS = """
-body{font-family:system-ui,sans-serif;margin:2rem auto;max-width:1100px;color:#222;padding:0 1rem}
+#: Fonts tried in order: the system UI font, then CJK fonts common on Linux, macOS and Windows (Chinese, Japanese
+#: and Korean questions otherwise draw as boxes where the UI font lacks them), then any sans-serif.
+FONT_STACK = (
+    'system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans","Noto Sans CJK SC","Noto Sans SC","Source Han Sans SC",'
+    '"PingFang SC","Hiragino Sans GB","Microsoft YaHei","WenQuanYi Micro Hei","Noto Sans CJK JP","Noto Sans CJK KR",'
+    "sans-serif"
+)
+
+#: The report's stylesheet; importable (with :func:`page`) by other pages of goldset (the trend page).
+CSS = (
+    "*{box-sizing:border-box}"
+    f"body{{font-family:{FONT_STACK};margin:1.5rem auto;max-width:1200px;color:#222;padding:0 1rem;"
+    "overflow-wrap:anywhere}"
+    """
 h1{font-size:1.5rem}h2{font-size:1.2rem;margin-top:2rem;border-bottom:1px solid #ddd;padding-bottom:.2rem}
-table{border-collapse:collapse;margin:.5rem 0;font-size:.9rem}th,td{padding:.25rem .6rem;border-bottom:1px solid #eee;
-text-align:left;vertical-align:top}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}
-.meta td:first-child{color:#666}.good{color:#2a7a3a}.bad{color:#b03030}.muted{color:#888}
+h3{font-size:1rem;margin:1rem 0 .3rem}
+table{border-collapse:collapse;margin:.5rem 0;font-size:.9rem;max-width:100%}th,td{padding:.25rem .6rem;
+border-bottom:1px solid #eee;text-align:left;vertical-align:top}td.n,th.n{text-align:right;
+font-variant-numeric:tabular-nums;white-space:nowrap}
+.meta td:first-child{color:#666;white-space:nowrap}.good{color:#2a7a3a}.bad{color:#b03030}.muted{color:#888}
 .diag{border-left:4px solid #d08c2e;background:#fff8ee;padding:.5rem .8rem;margin:.5rem 0}
 .diag.critical{border-color:#b03030;background:#fdf0f0}.charts{display:flex;flex-wrap:wrap;gap:1rem}
-details{margin:.2rem 0}pre{white-space:pre-wrap;background:#f6f6f6;padding:.4rem;font-size:.8rem;margin:.2rem 0}
-.q{max-width:420px}
+details{margin:.3rem 0}summary{cursor:pointer;color:#3b6ea5}
+pre{white-space:pre-wrap;background:#f6f6f6;padding:.4rem;font-size:.8rem;margin:.2rem 0;font-family:inherit}
+.layers{display:grid;grid-template-columns:repeat(auto-fit,minmax(340px,1fr));gap:1rem}
+.layer{border:1px solid #ddd;border-radius:6px;padding:.2rem .7rem .6rem;min-width:0}
+.layer table{font-size:.85rem;width:100%}.layer td:first-child{overflow-wrap:normal}.layer th{white-space:normal}.layer th,.layer td{padding:.2rem .35rem}.layer h3{margin-top:.6rem}
+.score{font-size:1.6rem;font-weight:600}.ci{color:#666;font-size:.85rem;white-space:nowrap}
+.question{border:1px solid #e3e3e3;border-radius:6px;padding:.5rem .8rem;margin:.6rem 0;break-inside:avoid}
+.question .head{display:flex;flex-wrap:wrap;gap:.2rem 1rem;color:#555;font-size:.85rem}
+.question .text{font-weight:600;margin:.3rem 0}.why{color:#8a4b00;font-size:.9rem}
+.ctx{border-left:4px solid #ccc;padding-left:.5rem;margin:.3rem 0}.ctx.hit{border-color:#2a7a3a}
+.tag{display:inline-block;font-size:.75rem;padding:0 .35rem;border-radius:3px;background:#eee;margin-right:.3rem}
+.tag.hit{background:#e3f3e6;color:#1f5e2c}.claims li{margin:.2rem 0}blockquote{margin:.1rem 0 .1rem 1rem;
+color:#555;font-size:.85rem;border-left:2px solid #ddd;padding-left:.4rem}
+@media print{body{max-width:none;margin:0}details::details-content{content-visibility:visible;display:block}
+summary{color:#222}h2{break-after:avoid}}
 """
+)
+_CSS = CSS  # the earlier name
+
+
+def page(title: str, body: str, *, lang: str = "en") -> str:
+    """A whole self-contained page (inline stylesheet, no script, nothing fetched) around ``body`` (HTML)."""
+    return (
+        f"<!doctype html><html lang='{escape(lang)}'><head><meta charset='utf-8'>"
+        f"<meta name='viewport' content='width=device-width,initial-scale=1'><title>{escape(title)}</title>"
+        f"<style>{CSS}</style></head><body>\n{body}\n</body></html>"
+    )
 
 
 def fmt(value: float | None, metric: str = "") -> str:
@@ -63,6 +115,8 @@ def fmt(value: float | None, metric: str = "") -> str:
         return "–"
     if metric == "n" or metric.startswith("n_") or (metric.endswith("_total") and "token" in metric):
         return f"{value:,.0f}"
+    if metric.startswith("cost_usd"):
+        return f"{value:.4f}" if abs(value) < 100 else f"{value:,.0f}"
     if metric.endswith("_ms") or "latency" in metric:
         return f"{value:.0f}"
     if abs(value) >= 100:
@@ -154,6 +208,13 @@ def svg_histogram(title: str, values: list[float], *, bins: int = 20, unit: str 
         )
     parts.append(f'<line x1="{pad}" x2="{width - pad}" y1="{pad + plot_h}" y2="{pad + plot_h}" stroke="#999"/>')
     right = f"≥ {hi:.0f} {unit} (max {xs[-1]:.0f})" if clipped else f"{hi:.0f} {unit}"
+    # Ticks at the quarters, so a bar's value can be read without hovering it.
+    for q in (0.25, 0.5) if clipped else (0.25, 0.5, 0.75):  # the clipped right label is long
+        x = pad + q * plot_w
+        parts.append(
+            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{pad + plot_h}" y2="{pad + plot_h + 4}" stroke="#999"/>'
+            f'<text x="{x:.1f}" y="{height - 8}" font-size="11" text-anchor="middle">{lo + q * span:.0f}</text>'
+        )
     parts.append(
         f'<text x="{pad}" y="{height - 8}" font-size="11">{lo:.0f} {unit}</text>'
         f'<text x="{width - pad}" y="{height - 8}" font-size="11" text-anchor="end">'
@@ -181,7 +242,8 @@ def _delta_cell(metric: str, value: float | None, base: float | None) -> str:
     direction = higher_is_better(metric)
     good = (d > 0) == direction
     cls = "muted" if abs(d) < 1e-12 or direction is None else ("good" if good else "bad")
-    return f'<span class="{cls}">{d:+.3f}</span>'
+    shown = f"{d:+.0f}" if fmt(value, metric).replace(",", "").lstrip("-").isdigit() else f"{d:+.3f}"
+    return f'<span class="{cls}">{shown}</span>'
 
 
 def _diagnoses_html(found: list[Diagnosis], skipped: list[str]) -> str:
@@ -202,60 +264,182 @@ def _diagnoses_html(found: list[Diagnosis], skipped: list[str]) -> str:
     return out
 
 
-def _sample_quality(s: SampleScores, upward: set[str]) -> float:
-    """A per-question figure to rank the worst: mean of its higher-is-better values (``upward``); failed questions
-    rank first."""
+#: What the worst list ranks by and which questions it leaves out, as the report states it.
+WORST_RULE = (
+    "Ranked by each question's own overall score (the run's weights over the question's metrics, penalties as "
+    "1 − value, renormalised over the metrics it has; failed questions first), lowest first. A question is listed "
+    "only when it failed or a headline metric of retrieval or generation falls short of its best value: a question "
+    "with perfect headline scores is never among the worst, however few others there are."
+)
+
+
+def _best(metric: str) -> float | None:
+    d = higher_is_better(metric)
+    return None if d is None else (1.0 if d else 0.0)
+
+
+def _question_score(s: SampleScores, weights: Mapping[str, float], penalties: Iterable[str]) -> float:
+    """One question's overall score (what the worst list ranks by); -1 for a failed question."""
     if s.failed:
         return -1.0
-    vals = [v for k, v in s.metrics.items() if v is not None and k in upward and not math.isnan(v)]
-    return sum(vals) / len(vals) if vals else 0.0
+    values = {k: v for k, v in s.metrics.items() if v is not None and not math.isnan(v)}
+    score, _, _ = weighted_score(values, weights, penalties)
+    if score is not None:
+        return score
+    upward = [v for k, v in values.items() if higher_is_better(k) is True]
+    return sum(upward) / len(upward) if upward else 1.0
 
 
-def _worst_html(run: StoredRun, n: int) -> str:
-    upward = {m for m in {m for s in run.scores for m in s.metrics} if higher_is_better(m) is True}
-    worst = sorted(run.scores, key=lambda s: (_sample_quality(s, upward), s.pair_id))[:n]
-    rows = []
-    for s in worst:
-        sample = run.samples.get(s.pair_id)
-        question = escape(sample.question or "") if sample else ""
-        detail = ""
-        if sample is not None:
-            ctxs = "".join(
-                f"<pre>#{i + 1} {escape(location(c.doc_id, c.page) if c.doc_id else '')} {escape(c.chunk_id or '')}"
-                f"{' score ' + format(c.score, '.3f') if c.score is not None else ''}\n{escape(c.text[:600])}</pre>"
-                for i, c in enumerate(sample.contexts[:5])
-            )
-            detail = (
-                f"<details><summary>answer and {len(sample.contexts)} contexts</summary>"
-                f"<pre>{escape(sample.answer[:1000]) or '(empty answer)'}</pre>{ctxs}</details>"
-            )
-        metrics = ", ".join(f"{k} {fmt(v, k)}" for k, v in sorted(s.metrics.items()) if v is not None)
-        err = f'<div class="bad">{escape(s.error)}</div>' if s.error else ""
-        rows.append(
-            [
-                f"<code>{escape(s.pair_id)}</code>",
-                escape(s.question_type),
-                f'<div class="q">{question}{err}{detail}{_claims_html(s)}</div>',
-                escape(metrics) or "–",
-            ]
-        )
-    return _table(["pair", "type", "question", "metrics"], rows, numeric_from=99)
+def _shortfalls(s: SampleScores, watched: Sequence[str]) -> list[str]:
+    """Why a question is among the worst: its failure, or each watched metric short of its best value."""
+    if s.failed:
+        return [f"failed: {s.error or 'the system raised'}"]
+    out = []
+    for m in watched:
+        v, best = s.metrics.get(m), _best(m)
+        if v is None or best is None or math.isnan(v) or abs(v - best) < 1e-9:
+            continue
+        out.append(f"{m} {fmt(v, m)}" + (" (best 0)" if best == 0 else ""))
+    if s.judge is not None and s.judge.claims:
+        bad = [c for c in s.judge.claims if c.verdict != "supported"]
+        if bad:
+            out.append(f"{len(bad)} of {len(s.judge.claims)} claim(s) not supported by the contexts")
+    return out
+
+
+def worst_questions(
+    run: StoredRun, n: int, watched: Sequence[str], weights: Mapping[str, float], penalties: Iterable[str]
+) -> list[tuple[SampleScores, float, list[str]]]:
+    """The ``n`` worst questions by :data:`WORST_RULE`: (scores, the question's score, why it is listed)."""
+    ranked = sorted(run.scores, key=lambda s: (_question_score(s, weights, penalties), s.pair_id))
+    out = []
+    for s in ranked:
+        why = _shortfalls(s, watched)
+        if why:
+            out.append((s, _question_score(s, weights, penalties), why))
+        if len(out) >= n:
+            break
+    return out
 
 
 _VERDICT_MARK = {"supported": "✓", "contradicted": "✗", "not_found": "?"}
+_VERDICT_WORD = {"supported": "supported", "contradicted": "contradicted", "not_found": "not found in the contexts"}
 
 
 def _claims_html(s: SampleScores) -> str:
-    """The judge's claim verdicts of one sample (✓ supported, ✗ contradicted, ? not found, with the context)."""
-    if s.judge is None or not s.judge.claims:
+    """The judge's verdict per claim (✓ supported, ✗ contradicted, ? not found), the context it cites and its quote,
+    then the reference's key points the answer covers or misses."""
+    j = s.judge
+    if j is None:
         return ""
-    items = "".join(
-        f"<li>{_VERDICT_MARK[c.verdict]} {escape(c.claim)}"
-        + (f' <span class="muted">[context {c.context}]</span>' if c.context else "")
-        + "</li>"
-        for c in s.judge.claims
+    out = []
+    if j.claims:
+        items = "".join(
+            f"<li><b>{_VERDICT_MARK[c.verdict]} {escape(_VERDICT_WORD[c.verdict])}</b>: {escape(c.claim)}"
+            + (f' <span class="muted">[context #{c.context}]</span>' if c.context else "")
+            + (f"<blockquote>{escape(c.quote)}</blockquote>" if c.quote else "")
+            + (' <span class="bad">(quote not found in that context)</span>' if c.quote_verified is False else "")
+            + "</li>"
+            for c in j.claims
+        )
+        out.append(f"<h4>The judge, claim by claim</h4><ul class='claims'>{items}</ul>")
+    if j.points:
+        items = "".join(f"<li>{'✓ covered' if p.covered else '✗ missed'}: {escape(p.point)}</li>" for p in j.points)
+        out.append(f"<h4>The reference's points</h4><ul class='claims'>{items}</ul>")
+    if j.relevance_reason:
+        out.append(f"<p class='muted'>Relevancy {j.relevance_rating or '–'}/5: {escape(j.relevance_reason)}</p>")
+    return "".join(out)
+
+
+def _matcher(meta: RunMeta) -> Matcher:
+    """The evidence matcher the run was scored with (its settings as the run recorded them)."""
+    cfg = meta.metric_config
+    defaults = EvalSettings()
+    return Matcher(
+        cfg.get("matcher", defaults.matcher),
+        cfg.get("text_match_min", defaults.text_match_min),
+        cfg.get("text_match_min_tokens", defaults.text_match_min_tokens),
+        cfg.get("text_match_rendered", defaults.text_match_rendered),
     )
-    return f"<details><summary>judge: {len(s.judge.claims)} claim(s)</summary><ul>{items}</ul></details>"
+
+
+def _question_html(
+    s: SampleScores, score: float, why: list[str], run: StoredRun, pair: QAPair | None, matcher: Matcher
+) -> str:
+    sample = run.samples.get(s.pair_id)
+    question = (sample.question if sample and sample.question else None) or (pair.question if pair else "")
+    headline = " · ".join(f"{escape(w)}" for w in why)
+    contexts = sample.contexts if sample else []
+    units = matcher.units(pair) if pair is not None and pair.evidence else []
+    hits = [[i for i, u in enumerate(units) if matcher.matches(c, u)] for c in contexts]
+    ctx_html = []
+    for rank, (c, hit) in enumerate(zip(contexts, hits, strict=True), 1):
+        where = " ".join(x for x in (location(c.doc_id, c.page) if c.doc_id else "", c.chunk_id or "") if x) + (
+            f" · score {c.score:.3f}" if c.score is not None else ""
+        )
+        tag = (
+            f'<span class="tag hit">matches evidence {", ".join(f"#{i + 1}" for i in hit)}</span>'
+            if hit
+            else ('<span class="tag">no evidence</span>' if units else "")
+        )
+        ctx_html.append(
+            f'<div class="ctx{" hit" if hit else ""}"><b>#{rank}</b> {tag}<span class="muted">{escape(where)}</span>'
+            f"<pre>{escape(c.text[:1200])}{'…' if len(c.text) > 1200 else ''}</pre></div>"
+        )
+    evidence = ""
+    if units and pair is not None:
+        found = {i: r for r in range(len(hits), 0, -1) for i in hits[r - 1]}
+        evidence = (
+            "<h4>Evidence the reference cites</h4><ol>"
+            + "".join(
+                f"<li>{escape(e.quote[:400])} <span class='muted'>({escape(e.doc_id)}; "
+                + (f"retrieved at rank {found[i]}" if i in found else "<span class='bad'>not retrieved</span>")
+                + ")</span></li>"
+                for i, e in enumerate(pair.evidence)
+            )
+            + "</ol>"
+        )
+    reference = (
+        f"<h4>Reference</h4><pre>{escape(pair.answer)}</pre>"
+        if pair is not None
+        else "<p class='muted'>Reference not shown: the dataset was not at hand.</p>"
+    )
+    answer = f"<h4>Answer</h4><pre>{escape(sample.answer[:2000]) if sample and sample.answer else '(empty)'}</pre>"
+    n_hit = sum(1 for h in hits if h)
+    all_metrics = _table(
+        ["metric", "value"],
+        [[escape(k), fmt(v, k)] for k, v in sorted(s.metrics.items(), key=lambda kv: metric_order(kv[0]))],
+    )
+    summary = (
+        f"reference, answer, {len(contexts)} context(s)"
+        + (f" ({n_hit} matching evidence)" if units else "")
+        + (f", the judge's {len(s.judge.claims)} claim verdict(s)" if s.judge and s.judge.claims else "")
+    )
+    lang = escape(s.language or "en")
+    return (
+        f'<article class="question" lang="{lang}"><div class="head"><code>{escape(s.pair_id)}</code>'
+        f"<span>{escape(s.question_type)}</span><span>{lang}</span>"
+        f"<span>question score {'failed' if s.failed else f'{score:.3f}'}</span></div>"
+        f'<div class="text">{escape(question or "(question not recorded)")}</div>'
+        f'<div class="why">Why listed: {"" if s.failed else "short of perfect on "}{headline}</div>'
+        f"<details><summary>{escape(summary)}</summary>{reference}{answer}{evidence}"
+        f"<h4>Contexts, in rank order</h4>{''.join(ctx_html) or '<p>none retrieved</p>'}{_claims_html(s)}"
+        f"<details><summary>all {len(s.metrics)} metrics of this question</summary>{all_metrics}</details>"
+        f"</details></article>"
+    )
+
+
+def _worst_html(run: StoredRun, n: int, watched: Sequence[str], pairs: Mapping[str, QAPair] | None) -> str:
+    weights = run.summary.weights_used
+    penalties = run.meta.metric_config.get("penalties", ["hallucination"])
+    worst = worst_questions(run, n, watched, weights, penalties)
+    matcher = _matcher(run.meta)
+    rule = f"<p class='muted'>{escape(WORST_RULE)}</p>"
+    if not worst:
+        return rule + "<p>No question falls short: every one has its best headline values.</p>"
+    return rule + "".join(
+        _question_html(s, score, why, run, (pairs or {}).get(s.pair_id), matcher) for s, score, why in worst
+    )
 
 
 def judge_info(meta: RunMeta) -> str:
@@ -369,7 +553,11 @@ def _comparison_html(cmp: Comparison) -> str:
         for m in cmp.metrics
     ]
     headers = ["metric", "n", "baseline", "this run", "difference", f"{cmp.confidence:.0%} CI", "p (Holm)", "verdict"]
-    table = _table(headers, rows)
+    changed = [r for r, m in zip(rows, cmp.metrics, strict=True) if m.verdict in ("better", "worse")]
+    table = (
+        (_table(headers, changed) if changed else "<p>No metric changed clearly.</p>")
+        + f"<details><summary>all {len(rows)} metrics compared</summary>{_table(headers, rows)}</details>"
+    )
     regressions = _table(
         ["pair", "type", "metric", "baseline", "this run", "question"],
         [
@@ -399,13 +587,124 @@ def _comparison_html(cmp: Comparison) -> str:
     )
 
 
-def render_html(
-    run: StoredRun, baseline: StoredRun | None = None, comparison: Comparison | None = None, worst: int = 15
+def _ci(iv: Interval | None, metric: str) -> str:
+    if iv is None:
+        return "–"
+    return f'<span class="ci">[{fmt(iv.low, metric)}, {fmt(iv.high, metric)}]</span>'
+
+
+def _metric_name(m: str, s: RunSummary) -> str:
+    left = s.judge_failed.get(m)
+    return escape(m) + (f' <span class="bad">({left} judge failure(s) left out)</span>' if left else "")
+
+
+def _layer_html(
+    layer: str,
+    run: StoredRun,
+    names: list[str],
+    values: Mapping[str, float],
+    base: Mapping[str, float] | None,
+    intervals: Mapping[str, Interval | None],
 ) -> str:
-    """The whole report as one HTML string (no external resources)."""
+    """One layer's card: its headline metrics with intervals, weights and the baseline, every other metric a click
+    away."""
+    s = run.summary
+    weights = s.weights_used
+    heads = headlines(layer, names, weights)
+    weighted = layer != "system"  # system figures carry no weight in the overall score
+    headers = ["metric", "value, 95% CI"] + (["weight"] if weighted else []) + (["Δ baseline"] if base else [])
+
+    def head_row(m: str) -> list[str]:
+        cells = [_metric_name(m, s), f"{fmt(values.get(m), m)}<br>{_ci(intervals.get(m), m)}"]
+        if weighted:
+            cells.append(f"{weights[m]:.2f}" if m in weights else "–")
+        if base is not None:
+            cells.append(
+                f"{_delta_cell(m, values.get(m), base.get(m))}<br><span class='ci'>was {fmt(base.get(m), m)}</span>"
+            )
+        return cells
+
+    def row(m: str) -> list[str]:
+        cells = [_metric_name(m, s), fmt(values.get(m), m)]
+        if base is not None:
+            cells += [fmt(base.get(m), m), _delta_cell(m, values.get(m), base.get(m))]
+        return cells
+
+    others = [m for m in names if m not in heads]
+    more = ""
+    if others:
+        more = (
+            f"<details><summary>all {len(names)} {layer} figures</summary>"
+            + _table(["metric", "value"] + (["baseline", "Δ"] if base is not None else []), [row(m) for m in names])
+            + "</details>"
+        )
+    table = _table(headers, [head_row(m) for m in heads]) if heads else "<p class='muted'>Not measured.</p>"
+    return (
+        f'<section class="layer" id="layer-{layer}"><h3>{layer.capitalize()}</h3>'
+        f"<p class='muted'>{escape(QUESTIONS[layer])}</p>{table}{more}</section>"
+    )
+
+
+def _overall_html(s: RunSummary, iv: Interval | None, penalties: Iterable[str]) -> str:
+    if s.overall_score is None:
+        return "<p>No overall score: none of the weighted metrics (eval.weights) was computed.</p>"
+    pen = set(penalties)
+    rows = [
+        [
+            escape(m),
+            layer_of(m),
+            f"{w:.2f}",
+            fmt(s.overall.get(m), m),
+            ("1 − value" if m in pen else "value"),
+            f"{w * ((1 - s.overall[m]) if m in pen else s.overall[m]):.3f}" if m in s.overall else "–",
+        ]
+        for m, w in sorted(s.weights_used.items(), key=lambda kv: (LAYERS.index(layer_of(kv[0])), -kv[1]))
+    ]
+    left = (
+        f"<p class='muted'>Weighted metrics not computed in this run: {escape(', '.join(s.left_out))} (left out, "
+        f"the other weights renormalised).</p>"
+        if s.left_out
+        else ""
+    )
+    ci = f" {_ci(iv, 'score')}" if iv is not None else ""
+    return (
+        f"<p><span class='score'>{s.overall_score:.3f}</span>{ci} <span class='muted'>overall score: the weighted "
+        f"mean below (eval.weights); interval: 95% percentile bootstrap over the questions</span></p>"
+        + _table(["metric", "layer", "weight", "value", "counts as", "contributes"], rows, numeric_from=2)
+        + left
+    )
+
+
+def _transposed(title: str, groups: Mapping[str, Mapping[str, float]], label: str) -> str:
+    """Metrics as rows and groups (question types, languages) as columns: a dozen columns at most, never 34."""
+    keys = sorted(groups)
+    metrics = sorted({m for g in keys for m in groups[g]}, key=metric_order)
+    rows = [[escape(m), *(fmt(groups[g].get(m), m) for g in keys)] for m in metrics]
+    return f"<details><summary>{escape(title)}</summary>" + _table([label, *keys], rows) + "</details>"
+
+
+def render_html(
+    run: StoredRun,
+    baseline: StoredRun | None = None,
+    comparison: Comparison | None = None,
+    worst: int = 15,
+    *,
+    pairs: Mapping[str, QAPair] | None = None,
+    pairs_note: str | None = None,
+    extra_sections: Sequence[tuple[str, str]] = (),
+    n_resamples: int = 1000,
+) -> str:
+    """The whole report as one HTML string (no external resources).
+
+    ``pairs`` (the dataset's pairs by id) lets the worst questions show their reference and which contexts match
+    its evidence; ``pairs_note`` says why they are missing. ``extra_sections`` are (heading, HTML) blocks other
+    parts of goldset add (e.g. the judge's self-consistency), placed after the per-group figures and before the
+    questions.
+    """
     s, meta = run.summary, run.meta
     base = baseline.summary if baseline else None
     found = diagnose(s)
+    penalties = meta.metric_config.get("penalties", ["hallucination"])
     info = [
         ("run", meta.run_id),
         ("dataset", f"{meta.dataset} (version {meta.dataset_version or 'working copy'}, hash {meta.manifest_hash})"),
@@ -416,44 +715,37 @@ def render_html(
         ("sample", f"{meta.sample['n']} questions, seed {meta.sample['seed']}" if meta.sample else "full set"),
         ("judge", judge_info(meta)),
     ]
-    overall = overall_score_text(s)
-    if overall is not None:
-        info.append(("overall score", overall.removeprefix("overall score ")))
     if baseline:
         info.append(("baseline", baseline.run_id))
     head = "".join(f"<tr><td>{escape(k)}</td><td>{escape(str(v))}</td></tr>" for k, v in info)
 
-    metric_rows = []
-    for m, v in sorted(s.overall.items(), key=lambda kv: metric_order(kv[0])):
-        left = s.judge_failed.get(m)
-        row = [escape(m) + (f' <span class="bad">({left} judge failure(s) left out)</span>' if left else ""), fmt(v, m)]
-        if base is not None:
-            row += [fmt(base.overall.get(m), m), _delta_cell(m, v, base.overall.get(m))]
-        metric_rows.append(row)
-    headers = ["metric", "value"] + (["baseline", "difference"] if base is not None else [])
-    system_rows = []
-    for m, v in sorted(s.system.items()):
-        row = [escape(m), fmt(v, m)]
-        if base is not None:
-            row += [fmt(base.system.get(m), m), _delta_cell(m, v, base.system.get(m))]
-        system_rows.append(row)
+    by_layer = split_layers(s.overall)
+    quality = [m for layer in ("retrieval", "generation") for m in headlines(layer, by_layer[layer], s.weights_used)]
+    intervals: dict[str, Interval | None] = dict(
+        mean_intervals(run.scores, quality, weights=s.weights_used, penalties=penalties, n_resamples=n_resamples)
+    )
+    latencies = [x.latency.total_ms for x in run.samples.values() if x.latency.total_ms is not None]
+    for name, q in (("latency_p50_ms", 0.5), ("latency_p95_ms", 0.95)):
+        intervals[name] = percentile_interval(latencies, q, n_resamples=n_resamples)
+
+    layers_html = "".join(
+        _layer_html(layer, run, by_layer[layer], s.overall, base.overall if base else None, intervals)
+        for layer in ("retrieval", "generation")
+    ) + _layer_html("system", run, sorted(s.system), s.system, base.system if base else None, intervals)
 
     charts = []
     types = sorted(s.by_type)
-    chart_metrics = [m for m in CHART_METRICS if any(m in s.by_type[t] for t in types)]
+    chart_metrics = [m for m in quality if any(m in s.by_type[t] for t in types)]
     if not chart_metrics:
-        chart_metrics = sorted({m for t in types for m in s.by_type[t] if higher_is_better(m) is True})[:6]
+        chart_metrics = [m for m in CHART_METRICS if any(m in s.by_type[t] for t in types)][:6]
     for m in chart_metrics:
         bars = [(t, s.by_type[t][m]) for t in types if s.by_type[t].get(m) is not None]
         marks = {t: base.by_type[t][m] for t in types if base and base.by_type.get(t, {}).get(m) is not None} or None
         top = max([1.0, *(v for _, v in bars)])
-        charts.append(svg_bars(m, bars, max_value=top, marks=marks))
-
-    latencies = [x.latency.total_ms for x in run.samples.values() if x.latency.total_ms is not None]
+        charts.append(svg_bars(f"{m} ({layer_of(m)})", bars, max_value=top, marks=marks))
     hist = svg_histogram(f"total latency over {len(latencies)} questions", latencies)
+
     parts = [
-        f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>goldset report {escape(meta.run_id)}"
-        f"</title><style>{_CSS}</style></head><body>",
         f"<h1>goldset evaluation report</h1><table class='meta'>{head}</table>",
     ]
     if s.notes:
@@ -463,50 +755,75 @@ def render_html(
             + "</ul>"
         )
     parts += [
+        "<h2>Overall score</h2>",
+        _overall_html(s, intervals.get("overall score"), penalties),
+        "<h2>Retrieval, generation, system</h2>",
+        f"<div class='layers'>{layers_html}</div>" if s.overall or s.system else "<p>No metric was computed.</p>",
         "<h2>Likely causes</h2>",
         _diagnoses_html(found, skipped_rules(s)),
-        "<h2>Metrics</h2>",
-        _table(headers, metric_rows) if metric_rows else "<p>No metric was computed.</p>",
     ]
     if comparison is not None:
         parts += ["<h2>Compared with the baseline</h2>", _comparison_html(comparison)]
     parts += ["<h2>By question type</h2>", f"<div class='charts'>{''.join(charts)}</div>"]
-    type_metrics = sorted({m for t in types for m in s.by_type[t]}, key=metric_order)
-    parts.append(
-        _table(
-            ["type", *type_metrics], [[escape(t), *(fmt(s.by_type[t].get(m), m) for m in type_metrics)] for t in types]
-        )
-    )
-    parts += ["<h2>Latency and system</h2>", hist or "<p>No latency was reported.</p>"]
-    if system_rows:
-        parts.append(
-            _table(["figure", "value"] + (["baseline", "difference"] if base is not None else []), system_rows)
-        )
+    if types:
+        parts.append(_transposed(f"every metric per question type ({len(types)} types)", s.by_type, "metric"))
+    parts += ["<h2>Latency</h2>", hist or "<p>No latency was reported.</p>"]
     if s.by_language:
-        langs = sorted(s.by_language)
-        lm = sorted({m for lang in langs for m in s.by_language[lang]})
         parts += [
             "<h2>By language</h2>",
             _table(
-                ["language", *lm], [[escape(lang), *(fmt(s.by_language[lang].get(m), m) for m in lm)] for lang in langs]
+                ["language", "questions", *quality[:5]],
+                [
+                    [
+                        escape(lang),
+                        str(sum(1 for x in run.scores if x.language == lang)),
+                        *(fmt(s.by_language[lang].get(m), m) for m in quality[:5]),
+                    ]
+                    for lang in sorted(s.by_language)
+                ],
             ),
+            _transposed("every metric per language", s.by_language, "metric"),
         ]
     if s.by_doc:
         key = next((m for m in ("recall@5", "mrr", "context_recall") if any(m in d for d in s.by_doc.values())), None)
         docs = sorted(s.by_doc, key=lambda d: (s.by_doc[d].get(key, 0.0) if key else 0.0, d))[:20]
-        dm = sorted({m for d in docs for m in s.by_doc[d]})[:8]
+        dm = [m for m in quality if any(m in s.by_doc[d] for d in docs)][:6]
         parts += [
             f"<h2>Documents{' with the lowest ' + escape(key) if key else ''} (20 at most)</h2>",
             _table(["document", *dm], [[escape(d), *(fmt(s.by_doc[d].get(m), m) for m in dm)] for d in docs]),
         ]
-    parts += [f"<h2>Worst questions ({min(worst, len(run.scores))})</h2>", _worst_html(run, worst)]
+    # Sections other parts of goldset add (the judge's self-consistency, …) go here, before the questions.
+    for title, body in extra_sections:
+        parts += [f"<h2>{escape(title)}</h2>", body]
+    watched = [m for m in quality if layer_of(m) in ("retrieval", "generation")]
+    worst_html = _worst_html(run, worst, watched, pairs)
+    parts += [f"<h2>Worst questions (at most {worst})</h2>"]
+    if pairs_note:
+        parts.append(f"<p class='muted'>{escape(pairs_note)}</p>")
+    parts.append(worst_html)
     parts.append(_judge_failures_html(run))
     parts.append(_judge_consistency_html(s))
     parts.append(_calibration_html(meta))
-    if s.left_out:
-        parts.append(f"<p class='muted'>Weighted metrics not computed in this run: {escape(', '.join(s.left_out))}</p>")
-    parts.append("</body></html>")
-    return "\n".join(parts)
+    return page(f"goldset report {meta.run_id}", "\n".join(p for p in parts if p))
+
+
+def dataset_pairs(run: StoredRun, ws: WorkspaceLike | None = None) -> tuple[dict[str, QAPair] | None, str | None]:
+    """The pairs of the dataset ``run`` was scored against, by id, when it is still at hand and unchanged (its
+    fingerprint the run's); else None and why (the report then shows no references)."""
+    from goldset.errors import GoldsetError
+    from goldset.evaluation.datasets import dataset_fingerprint, resolve_dataset
+    from goldset.workspace import optional_workspace
+
+    try:
+        data = resolve_dataset(run.meta.dataset, optional_workspace(ws) if not isinstance(ws, Workspace) else ws)
+        if run.meta.manifest_hash and dataset_fingerprint(data) != run.meta.manifest_hash:
+            return None, (
+                f"References not shown: the dataset {run.meta.dataset} changed since this run was scored "
+                f"(its fingerprint differs)."
+            )
+    except (GoldsetError, OSError) as exc:
+        return None, f"References not shown: the dataset {run.meta.dataset} could not be read ({exc})."
+    return {p.id: p for p in data.pairs}, None
 
 
 def write_report(
@@ -517,9 +834,15 @@ def write_report(
     n_resamples: int = 2000,
     seed: int = 0,
     allow_different_settings: bool = False,
+    dataset: Dataset | None = None,
+    ws: WorkspaceLike | None = None,
+    extra_sections: Sequence[tuple[str, str]] = (),
 ) -> Path:
     """Write the HTML report of ``run``, with a paired comparison when a ``baseline`` is given (of the same dataset,
-    scored with the same settings unless ``allow_different_settings``: :func:`~.compare.check_comparable`)."""
+    scored with the same settings unless ``allow_different_settings``: :func:`~.compare.check_comparable`).
+
+    ``dataset`` (the one the run was scored against) gives the worst questions their references and evidence;
+    without it the run's dataset is read again (its folder or release, in ``ws``) when it is unchanged."""
     comparison = None
     if baseline is not None:
         from goldset.evaluation.compare import compare_runs
@@ -527,7 +850,12 @@ def write_report(
         comparison = compare_runs(
             baseline, run, n_resamples=n_resamples, seed=seed, allow_different_settings=allow_different_settings
         )
-    html = render_html(run, baseline, comparison)
+    if dataset is not None:
+        pairs: dict[str, QAPair] | None = {p.id: p for p in dataset.pairs}
+        note = None
+    else:
+        pairs, note = dataset_pairs(run, ws)
+    html = render_html(run, baseline, comparison, pairs=pairs, pairs_note=note, extra_sections=extra_sections)
     atomic_write_text(Path(path), html)
     return Path(path)
 
