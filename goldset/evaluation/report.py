@@ -84,7 +84,8 @@ details{margin:.3rem 0}summary{cursor:pointer;color:#3b6ea5}
 pre{white-space:pre-wrap;background:#f6f6f6;padding:.4rem;font-size:.8rem;margin:.2rem 0;font-family:inherit}
 .layers{display:grid;grid-template-columns:repeat(auto-fit,minmax(340px,1fr));gap:1rem}
 .layer{border:1px solid #ddd;border-radius:6px;padding:.2rem .7rem .6rem;min-width:0}
-.layer table{font-size:.85rem;width:100%}.layer td:first-child{overflow-wrap:normal}.layer th{white-space:normal}.layer th,.layer td{padding:.2rem .35rem}.layer h3{margin-top:.6rem}
+.layer table{font-size:.85rem;width:100%}.layer td:first-child{overflow-wrap:normal}.layer th{white-space:normal}
+.layer th,.layer td{padding:.2rem .35rem}.layer h3{margin-top:.6rem}
 .score{font-size:1.6rem;font-weight:600}.ci{color:#666;font-size:.85rem;white-space:nowrap}
 .question{border:1px solid #e3e3e3;border-radius:6px;padding:.5rem .8rem;margin:.6rem 0;break-inside:avoid}
 .question .head{display:flex;flex-wrap:wrap;gap:.2rem 1rem;color:#555;font-size:.85rem}
