@@ -178,7 +178,7 @@ def scaling(sizes: tuple[int, ...] = (1_000, 10_000, 30_000, 60_000)) -> tuple[l
     import time
 
     from goldset.filters import duplicate_judge
-    from goldset.filters.duplicate_judge import JudgeSettings
+    from goldset.filters.duplicate_judge import DuplicateJudgeSettings
     from goldset.schema import Evidence
 
     rng = random.Random(1)
@@ -195,8 +195,8 @@ def scaling(sizes: tuple[int, ...] = (1_000, 10_000, 30_000, 60_000)) -> tuple[l
             for i in range(n)
         ]  # fmt: skip
         t = time.perf_counter()
-        found = duplicate_judge.candidates(ps, JudgeSettings())
-        calls = len(duplicate_judge.batches(ps, found, JudgeSettings().batch))
+        found = duplicate_judge.candidates(ps, DuplicateJudgeSettings())
+        calls = len(duplicate_judge.batches(ps, found, DuplicateJudgeSettings().batch))
         wall = time.perf_counter() - t
         rows.append(f"| {n:,} | {wall:.2f} s | {len(found):,} | {calls:,} | {1000 * calls / n:.0f} |")
         per_pair[n] = 1000 * wall / n
@@ -219,9 +219,9 @@ def summary(
     lex: dict[str, Any], data: dict[str, Any], plumb: dict[str, Any], model: str | None, per_pair: dict[int, float]
 ) -> list[str]:
     """Which figure needs which measure, from the figures above (held-out = the honest set)."""
-    from goldset.filters.duplicate_judge import MAX_POSTINGS, JudgeSettings
+    from goldset.filters.duplicate_judge import MAX_POSTINGS, DuplicateJudgeSettings
 
-    st = JudgeSettings()
+    st = DuplicateJudgeSettings()
     lo, hi = sorted(per_pair)[1], max(per_pair)
     rec = []
     per = []
@@ -275,7 +275,7 @@ def pr(d: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    from goldset.filters.duplicate_judge import JudgeSettings
+    from goldset.filters.duplicate_judge import DuplicateJudgeSettings
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--embeddings", action="store_true", help="also embedding candidates (OPENAI_BASE_URL + "
@@ -327,17 +327,17 @@ def main() -> None:
     for k, m in SWEEP:
         mark = " **(default)**" if (k, m) == DEFAULT else ""
         lines.append(cand_row(f"lexical top_k {k}, min_similarity {m}{mark}",
-                              JudgeSettings(top_k=k, min_similarity=m), False))  # fmt: skip
+                              DuplicateJudgeSettings(top_k=k, min_similarity=m), False))  # fmt: skip
     lines.append(cand_row("lexical, question only (no answer), top_k 3, min_similarity 0.05 (for comparison)",
-                          JudgeSettings(top_k=3, min_similarity=0.05), False, answers=False))  # fmt: skip
+                          DuplicateJudgeSettings(top_k=3, min_similarity=0.05), False, answers=False))  # fmt: skip
     if args.embeddings:
         for k, c in ((3, 0.5), (5, 0.3)):
             lines.append(cand_row(f"embeddings only ({model}) top_k {k}, min_cosine {c}",
-                                  JudgeSettings(top_k=0, embedding_top_k=k, min_cosine=c), True))  # fmt: skip
+                                  DuplicateJudgeSettings(top_k=0, embedding_top_k=k, min_cosine=c), True))  # fmt: skip
         lines.append(cand_row(f"lexical default + embeddings ({model}) top_k 3, min_cosine 0.5 **(default with an "
-                              "embedding model)**", JudgeSettings(), True))  # fmt: skip
+                              "embedding model)**", DuplicateJudgeSettings(), True))  # fmt: skip
         lines.append(cand_row("the same with cross_language: true (translations asked about too)",
-                              JudgeSettings(cross_language=True), True))  # fmt: skip
+                              DuplicateJudgeSettings(cross_language=True), True))  # fmt: skip
     lines += ["", "The default (top_k 3, min_similarity 0.05) was picked from this sweep, which shows both sets: the "
               "lowest-cost setting whose candidate recall is 1.00 on the labelled set (its Chinese pairs need 0.05; "
               "the held-out set reaches 1.00 at 0.1 too), so the held-out figures are not a clean hold-out for this "
@@ -346,7 +346,7 @@ def main() -> None:
     misses = []
     for s in SETS:
         labels, pairs, vectors = data[s]
-        f = candidate_figures(labels, pairs, JudgeSettings(), None)
+        f = candidate_figures(labels, pairs, DuplicateJudgeSettings(), None)
         for la in LANGS:
             if f[la][2]:
                 misses.append(f"{SET_TITLES[s]} {la}: {', '.join(f[la][2])}")

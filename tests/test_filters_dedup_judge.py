@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from goldset.filters import duplicate_judge, duplicates, run_filters
-from goldset.filters.duplicate_judge import Candidate, Judged, JudgeSettings
+from goldset.filters.duplicate_judge import Candidate, DuplicateJudgeSettings, Judged
 from goldset.filters.textsim import edit_similarity
 from goldset.io import read_jsonl, write_jsonl
 from goldset.schema import QAPair
@@ -238,7 +238,7 @@ def test_candidates_batches_prompts_and_verdicts_do_not_depend_on_order() -> Non
     from goldset.prompts import load_prompt
 
     prompt = load_prompt(duplicate_judge.PROMPT_ID)
-    st = JudgeSettings(batch=3)
+    st = DuplicateJudgeSettings(batch=3)
 
     def run(ps: list[QAPair]) -> tuple[set, list[list[str]], dict]:
         found = duplicate_judge.candidates(ps, st)
@@ -276,7 +276,7 @@ def test_candidates_are_bounded_per_question() -> None:
     """Many near-identical questions: each brings at most top_k lexical candidates, so the calls stay linear."""
     ps = [pair(f"qa-{i:03}", f"How do I configure option number {i} of the request body parser?", "Set it.")
           for i in range(60)]  # fmt: skip
-    st = JudgeSettings(top_k=2, batch=5)
+    st = DuplicateJudgeSettings(top_k=2, batch=5)
     found = duplicate_judge.candidates(ps, st)
     assert len(found) <= 2 * len(ps)
     per = {}

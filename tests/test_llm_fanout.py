@@ -134,7 +134,7 @@ def test_the_groundedness_judge_keeps_only_a_bounded_number_of_pairs_in_progress
     pairs = [pair(f"qa-{i}", f"Who sends the request body, case {i}?", "The client sends it.") for i in range(50)]
     tasks_seen: list[int] = []
 
-    async def go() -> list[groundedness.JudgeOutcome]:
+    async def go() -> list[groundedness.GroundednessOutcome]:
         async with session(None, endpoint) as client:
             return await groundedness.judge_many(
                 pairs, fixture_chunks(), groundedness.Settings(), client, load_prompt(groundedness.PROMPT_ID),

@@ -63,7 +63,7 @@ _BOUNDARY = 8
 Pair = tuple[int, int]
 
 
-class JudgeSettings(BaseModel):
+class DuplicateJudgeSettings(BaseModel):
     """``filter.checks.duplicate.judge``: the LLM duplicate judge over candidate pairs."""
 
     model_config = ConfigDict(extra="forbid")
@@ -157,7 +157,7 @@ class Judged:
 
 
 @dataclass(frozen=True)
-class JudgePlan:
+class DuplicateJudgePlan:
     """The endpoint and prompt of the duplicate judge, resolved before anything runs."""
 
     endpoint: Endpoint
@@ -282,7 +282,7 @@ def embedding_candidates(
 
 def candidates(
     pairs: Sequence[QAPair],
-    settings: JudgeSettings,
+    settings: DuplicateJudgeSettings,
     *,
     strict: Mapping[Pair, float] | None = None,
     vectors: Sequence[Sequence[float] | None] | None = None,
@@ -424,7 +424,11 @@ def remember(
 
 
 def plan_calls(
-    pairs: Sequence[QAPair], found: Sequence[Candidate], settings: JudgeSettings, endpoint: Endpoint, prompt: Prompt,
+    pairs: Sequence[QAPair],
+    found: Sequence[Candidate],
+    settings: DuplicateJudgeSettings,
+    endpoint: Endpoint,
+    prompt: Prompt,
     journal: CallJournal | None,
 ) -> tuple[dict[Pair, PairVerdict], list[list[Candidate]]]:
     """What :func:`judge` will do: the verdicts already known, and the batches of the other candidates."""
@@ -435,7 +439,7 @@ def plan_calls(
 async def judge(
     pairs: Sequence[QAPair],
     found: Sequence[Candidate],
-    settings: JudgeSettings,
+    settings: DuplicateJudgeSettings,
     client: LLMClient,
     prompt: Prompt,
     *,
@@ -499,7 +503,11 @@ def record(out: Judged, batch: Sequence[Candidate], reply: DuplicateJudgement) -
 
 
 def replay(
-    pairs: Sequence[QAPair], found: Sequence[Candidate], settings: JudgeSettings, endpoint: Endpoint, prompt: Prompt,
+    pairs: Sequence[QAPair],
+    found: Sequence[Candidate],
+    settings: DuplicateJudgeSettings,
+    endpoint: Endpoint,
+    prompt: Prompt,
     journal: CallJournal | None,
 ) -> Judged:
     """The verdicts the call journal already holds for these candidates, calling nothing (``--no-llm``): per pair

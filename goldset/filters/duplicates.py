@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import Field, field_validator, model_validator
 
 from goldset.filters.base import CheckSettings, CheckSpec, verdict
-from goldset.filters.duplicate_judge import Judged, JudgeSettings, unit_rows
+from goldset.filters.duplicate_judge import DuplicateJudgeSettings, Judged, unit_rows
 from goldset.filters.neardup import LSHParams, similar_texts
 from goldset.filters.textsim import identifier_tokens
 from goldset.schema import CheckResult, QAPair
@@ -53,8 +53,8 @@ class Settings(CheckSettings):
         description="Two questions that each name an identifier or number the other does not (`limit` vs `skip`, "
         "400 vs 404) ask different things, however similar the rest.",
     )
-    judge: JudgeSettings = Field(
-        default_factory=JudgeSettings,
+    judge: DuplicateJudgeSettings = Field(
+        default_factory=DuplicateJudgeSettings,
         description="The LLM duplicate judge over candidate pairs (goldset.filters.duplicate_judge); false: off.",
     )
 

@@ -193,7 +193,7 @@ def interpret(pair: QAPair, verdict: GroundednessVerdict) -> CheckResult:
 
 
 @dataclass
-class JudgeOutcome:
+class GroundednessOutcome:
     """One pair's judging: the verdict, or the error of a call that failed (the pair is judged next run), or of a
     verdict that contradicts itself (``inconsistent``: the pair is left unjudged, not passed)."""
 
@@ -215,7 +215,7 @@ async def judge_many(
     on_done: Callable[[], Any] | None = None,
     seed: int | None = None,
     related: RelatedChunks | None = None,
-) -> list[JudgeOutcome]:
+) -> list[GroundednessOutcome]:
     """Judge every pair concurrently (:func:`~goldset.llm.fan_out`; the client bounds the requests and their rate);
     a failed call is an error, not a verdict, so the pair is judged again on the next run. ``seed`` is sent with
     each request and is part of its journal key: another seed is another call (judge calibration's repeats), None
@@ -225,10 +225,10 @@ async def judge_many(
 
     index = related if related is not None else RelatedChunks(kb_chunks, kb_context_chunks)
 
-    async def one(pair: QAPair) -> JudgeOutcome:
+    async def one(pair: QAPair) -> GroundednessOutcome:
         sources = sources_for(pair, chunks, related_for(pair, index))
         if not sources:
-            out = JudgeOutcome(pair.id, result(False, None, "no evidence to judge the answer against"))
+            out = GroundednessOutcome(pair.id, result(False, None, "no evidence to judge the answer against"))
         else:
             res = await client.complete_json(
                 render_messages(pair, sources, prompt, settings), GroundednessVerdict, schema_name=SCHEMA_NAME,
@@ -236,11 +236,11 @@ async def judge_many(
             )
             why = contradiction(pair, res.value) if res.value is not None else None
             if res.value is None:
-                out = JudgeOutcome(pair.id, None, res.error or "judge call failed")
+                out = GroundednessOutcome(pair.id, None, res.error or "judge call failed")
             elif why is not None:
-                out = JudgeOutcome(pair.id, None, f"{why}: a failed judgement, the pair is left unjudged", True)
+                out = GroundednessOutcome(pair.id, None, f"{why}: a failed judgement, the pair is left unjudged", True)
             else:
-                out = JudgeOutcome(pair.id, interpret(pair, res.value))
+                out = GroundednessOutcome(pair.id, interpret(pair, res.value))
         if on_done is not None:
             on_done()
         return out

@@ -40,7 +40,7 @@ from goldset.progress import ProgressCallback
 from goldset.schema import PairStatus, QAPair
 
 if TYPE_CHECKING:
-    from goldset.filters.duplicate_judge import JudgePlan
+    from goldset.filters.duplicate_judge import DuplicateJudgePlan
     from goldset.llm import Endpoint
     from goldset.workspace import WorkspaceLike
 
@@ -135,8 +135,8 @@ def run_filters(
                     "filter.checks.duplicate.semantic needs an embedding model: set GOLDSET_EMBEDDING_MODEL or "
                     f"llm.endpoints.{semantic_endpoint.name}.embedding_model"
                 )
-    dup_judge: JudgePlan | None = None
-    dup_replay: JudgePlan | None = None  # --no-llm: the judge's verdicts the journal holds still count
+    dup_judge: DuplicateJudgePlan | None = None
+    dup_replay: DuplicateJudgePlan | None = None  # --no-llm: the judge's verdicts the journal holds still count
     if duplicates.NAME in names:
         dup_judge, why = duplicate_judge_plan(ctx, settings, use_llm)
         if why == NO_JUDGE_ENDPOINT:

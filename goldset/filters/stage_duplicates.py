@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from goldset.context import Context
 from goldset.filters import duplicate_judge, duplicates
-from goldset.filters.duplicate_judge import Judged, JudgePlan
+from goldset.filters.duplicate_judge import DuplicateJudgePlan, Judged
 from goldset.filters.incremental import input_hash, same_verdict, settings_hash, with_check
 from goldset.filters.registry import CHECKS
 from goldset.filters.run_state import FilterRun
@@ -39,7 +39,9 @@ SKIPPED_NO_LLM = "skipped: --no-llm; lexical duplicates only"
 SKIPPED_NO_LLM_REPLAY = "skipped: --no-llm; the verdicts the call journal holds count, the other pairs lexical only"
 
 
-def duplicate_judge_plan(ctx: Context, settings: FilterSettings, use_llm: bool) -> tuple[JudgePlan | None, str]:
+def duplicate_judge_plan(
+    ctx: Context, settings: FilterSettings, use_llm: bool
+) -> tuple[DuplicateJudgePlan | None, str]:
     """The duplicate judge's endpoint and prompt when it runs, else None and why not.
 
     ``filter.checks.duplicate.judge.enabled``: None (default) = when a judge endpoint is configured and the LLM is
@@ -57,7 +59,7 @@ def duplicate_judge_plan(ctx: Context, settings: FilterSettings, use_llm: bool) 
     if enabled is None and not endpoint_configured(ctx, "judge"):
         return None, NO_JUDGE_ENDPOINT
     prompt = load_prompt(PROMPT_ID, ctx.workspace.prompts_dir)
-    return JudgePlan(endpoint=resolve_endpoint(ctx, "judge"), prompt=prompt), ""
+    return DuplicateJudgePlan(endpoint=resolve_endpoint(ctx, "judge"), prompt=prompt), ""
 
 
 @dataclass
@@ -152,8 +154,8 @@ async def run_duplicate_stage(
     against: Sequence[QAPair],
     *,
     semantic_endpoint: Endpoint | None = None,
-    judge_plan: JudgePlan | None = None,
-    replay_plan: JudgePlan | None = None,
+    judge_plan: DuplicateJudgePlan | None = None,
+    replay_plan: DuplicateJudgePlan | None = None,
 ) -> None:
     """Embeddings (when semantic duplicates are on, or the judge's endpoint has an embedding model), the strict
     links, the duplicate judge on candidate pairs (when planned), then the verdicts (:func:`run_duplicates`).
@@ -287,7 +289,7 @@ async def embed_questions(
 
 async def judge_candidates(
     run: FilterRun,
-    plan: JudgePlan,
+    plan: DuplicateJudgePlan,
     everyone: Sequence[QAPair],
     n_own: int,
     strict: duplicates.Links,
@@ -341,7 +343,7 @@ def run_duplicates(
     *,
     strict: duplicates.Links | None = None,
     judged: Judged | None = None,
-    judge_plan: JudgePlan | None = None,
+    judge_plan: DuplicateJudgePlan | None = None,
     keep_judged: bool = False,
 ) -> None:
     """Record the duplicate verdict of every pair in ``live`` (updated in place). ``edges``: semantic links, made

@@ -283,7 +283,7 @@ def calibrate(
         if progress is not None:
             progress(Progress("judge", done, total))
 
-    async def run() -> tuple[list[list[groundedness.JudgeOutcome]], dict[str, Any]]:
+    async def run() -> tuple[list[list[groundedness.GroundednessOutcome]], dict[str, Any]]:
         async with session(workspace, endpoint) as client:
             # The repeats together (each bounds its own calls in progress): the pool stays full between them.
             outcomes = await asyncio.gather(*(
