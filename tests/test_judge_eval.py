@@ -26,7 +26,7 @@ from goldset.evaluation.evaluator import EvalResult
 from goldset.evaluation.judge.calls import CALL_METRICS, JudgeItem
 from goldset.evaluation.judge.estimate import estimate_judging
 from goldset.evaluation.judge.runner import _judge_items, prepare_judge
-from goldset.evaluation.metrics.judge import cosine
+from goldset.evaluation.metrics.judged import cosine
 from goldset.evaluation.settings import EvalSettings
 from goldset.llm import LLMClient
 from goldset.schema import RunSample

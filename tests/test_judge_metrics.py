@@ -17,7 +17,7 @@ from goldset.evaluation.judge.calls import CALL_METRICS, JudgeItem, calls_for
 from goldset.evaluation.judge.runner import applicable, failure_values
 from goldset.evaluation.judge.settings import JudgeSettings
 from goldset.evaluation.metrics import get_metric, higher_is_better, list_metrics
-from goldset.evaluation.metrics.judge import (
+from goldset.evaluation.metrics.judged import (
     ClaimTally,
     ContextTally,
     CoverageTally,

@@ -7,7 +7,7 @@ covers; readings of ambiguous questions), ``relevancy`` (answer relevancy, rated
 ``context_relevance`` (each retrieved context, reference-free), ``refusals`` (declined, answered or hedged);
 ``calls`` (the three calls that carry them, their prompts and reply schemas), ``runner`` (planning and running the
 judge over a run), ``estimate`` (``goldset eval --dry-run``), ``settings`` (``eval.judge``). The metrics themselves
-are pure functions in :mod:`goldset.evaluation.metrics.judge`, registered with the other metrics.
+are pure functions in :mod:`goldset.evaluation.metrics.judged`, registered with the other metrics.
 
 Importing this package is cheap; the LLM client is imported when the judge runs.
 """

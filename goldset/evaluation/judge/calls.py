@@ -45,7 +45,7 @@ PROMPT_IDS: dict[JudgeCall, str] = {
     "relevance": RELEVANCE_PROMPT_ID,
 }
 
-#: The judge metrics each call feeds (names registered in :mod:`goldset.evaluation.metrics.judge`).
+#: The judge metrics each call feeds (names registered in :mod:`goldset.evaluation.metrics.judged`).
 CALL_METRICS: dict[JudgeCall, tuple[str, ...]] = {
     "claims": ("faithfulness", "hallucination", "contradiction", "context_utilization", "reference_contradiction"),
     "coverage": ("completeness", "readings_acknowledged"),

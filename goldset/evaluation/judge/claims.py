@@ -7,7 +7,7 @@ claims and verdicts together halves the calls of the two-step designs (RAGAS: st
 each verdict attached to the claim it judges.
 
 The tally feeds faithfulness, hallucination, contradiction, context_utilization and reference_contradiction
-(:mod:`goldset.evaluation.metrics.judge`). A cited context number outside the contexts the judge read is dropped;
+(:mod:`goldset.evaluation.metrics.judged`). A cited context number outside the contexts the judge read is dropped;
 each quote is checked against its context (``quote_verified``, :func:`.consistency.quote_found`).
 A claim marked *supported* whose quote is not found in the context it names (or that names none) counts as
 *not found* (``downgraded``): a verdict with nothing to show for it is not a supported claim
@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from goldset.evaluation.judge.consistency import quote_found
-from goldset.evaluation.metrics.judge import ClaimTally
+from goldset.evaluation.metrics.judged import ClaimTally
 from goldset.schema.runs import JudgedClaim, ReferenceVerdict, Verdict
 
 PROMPT_ID = "judge_claims"

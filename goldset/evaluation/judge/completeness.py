@@ -16,7 +16,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from goldset.evaluation.judge.consistency import point_in_reference
-from goldset.evaluation.metrics.judge import CoverageTally
+from goldset.evaluation.metrics.judged import CoverageTally
 from goldset.filters.textsim import content_units
 from goldset.schema.runs import JudgedPoint
 

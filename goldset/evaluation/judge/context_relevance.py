@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from goldset.evaluation.metrics.judge import ContextTally
+from goldset.evaluation.metrics.judged import ContextTally
 from goldset.schema.runs import JudgedContext
 
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from goldset.evaluation.metrics.judge import cosine
+from goldset.evaluation.metrics.judged import cosine
 
 
 class AnswerRelevance(BaseModel):

@@ -42,7 +42,7 @@ from goldset.evaluation.judge.calls import (
 )
 from goldset.evaluation.judge.relevancy import reverse_cosines
 from goldset.evaluation.judge.settings import JudgeCall, JudgeSettings
-from goldset.evaluation.metrics.judge import ClaimTally, ContextTally, CoverageTally, JudgedSample, RelevanceTally
+from goldset.evaluation.metrics.judged import ClaimTally, ContextTally, CoverageTally, JudgedSample, RelevanceTally
 from goldset.evaluation.metrics.registry import get_metric
 from goldset.schema.runs import ConsistencyCheck, JudgeInfo, SampleJudgement
 

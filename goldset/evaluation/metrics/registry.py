@@ -6,7 +6,7 @@ Families and the per-sample input their functions take:
 - ``retrieval``: :class:`~goldset.evaluation.metrics.retrieval.RankedRelevance` (+ ``k`` for ``@k`` metrics)
 - ``lexical``, ``refusal``, ``conciseness``: :class:`~goldset.evaluation.metrics.lexical.AnswerInput`
 - ``system``: a list of per-sample values (these aggregate a run, they are not per-sample)
-- ``judge``: :class:`~goldset.evaluation.metrics.judge.JudgedSample` (what the LLM judge decided about one sample:
+- ``judge``: :class:`~goldset.evaluation.metrics.judged.JudgedSample` (what the LLM judge decided about one sample:
   faithfulness, hallucination, completeness, relevancy...). Computed by :mod:`goldset.evaluation.judge` after
   :func:`~goldset.evaluation.scoring.score_sample`, into the same ``SampleScores.metrics``; registered here like the
   others, so they carry a direction, description and citation, and ``on_failure`` says what a sample the system
