@@ -9,41 +9,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from goldset.context import Context
+from goldset.evaluation.run_files import renamed_run
+from goldset.evaluation.runs import EvalResult, judge_journal_path, runs_folder
 
 if TYPE_CHECKING:
     from goldset.dataset import Dataset
-    from goldset.evaluation.gate import GateResult, Thresholds
+    from goldset.evaluation.gate import Thresholds
     from goldset.evaluation.runs import SampleStore, StoredRun
     from goldset.evaluation.scoring import ScoringAhead
     from goldset.evaluation.settings import EvalSettings
     from goldset.progress import ProgressCallback
-    from goldset.schema import QAPair, RunMeta, RunSample, RunSummary, SampleScores
+    from goldset.schema import QAPair, RunSample
     from goldset.workspace import Workspace, WorkspaceLike
 
 __all__ = ["EvalResult", "check_source", "evaluate"]
 
 #: ``target`` names that mean the built-in BM25 baseline.
 BM25_TARGETS = ("bm25", "goldset.baselines.bm25:answer")
-
-
-@dataclass
-class EvalResult:
-    """What :func:`evaluate` produced: the run folder written and its contents, the gate result (None when no
-    thresholds were given) and the notes a reader of the numbers must see (also stored in the summary)."""
-
-    run_id: str
-    folder: Path
-    meta: RunMeta
-    summary: RunSummary
-    scores: list[SampleScores]
-    samples: dict[str, RunSample]
-    gate: GateResult | None = None
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def passed(self) -> bool:
-        """True unless thresholds were given and one of them was not met."""
-        return self.gate is None or self.gate.passed
 
 
 @dataclass
@@ -72,21 +54,6 @@ def _read_baseline(spec: str, ws: Workspace | None, runs_dir: Path, thresholds_p
             if (base / path).is_dir():
                 return read_run(base / path)
     return read_run(spec, ws, runs_dir)
-
-
-def runs_folder(ws: Workspace | None, settings: EvalSettings) -> Path:
-    """Where run folders go: ``eval.runs_dir`` (relative to the workspace), else the workspace's ``runs/``, else
-    ``runs`` in the current folder."""
-    if not settings.runs_dir:
-        return ws.runs_dir if ws else Path("runs")
-    runs_dir = Path(settings.runs_dir)
-    return ws.root / runs_dir if ws is not None and not runs_dir.is_absolute() else runs_dir
-
-
-def judge_journal_path(ws: Workspace | None, runs_dir: Path) -> Path:
-    """The call journal judge calls go through: the workspace's (shared with generation and the filters), else one
-    beside the run folders (evaluation also works outside a workspace)."""
-    return ws.cache_path if ws is not None else runs_dir / ".calls.sqlite"
 
 
 def _questions(sample: dict[str, Any] | None) -> str:
@@ -172,21 +139,6 @@ def _from_endpoint(
     )
     safe = redact_url(url)
     return _Run(samples, safe.split("//", 1)[-1].split("/", 1)[0], f"endpoint:{safe}")
-
-
-def renamed_run(run: str | Path | None, run_file: str | Path | None, where: str) -> str | Path | None:
-    """``run``, or the value of its deprecated old name ``run_file`` (with a DeprecationWarning)."""
-    if run_file is None:
-        return run
-    import warnings
-
-    warnings.warn(f"{where}(run_file=...) is deprecated: the run file is now run= (as --run)", DeprecationWarning,
-                  stacklevel=3)  # fmt: skip
-    if run is not None:
-        from goldset.errors import UsageError
-
-        raise UsageError("give the run file as run, not as run_file too (run_file is its old name)")
-    return run_file
 
 
 def check_source(

@@ -40,10 +40,10 @@ from goldset.schema import LogSample, RunSample, SampleScores
 
 if TYPE_CHECKING:
     from goldset.context import Context
-    from goldset.evaluation.evaluator import EvalResult
     from goldset.evaluation.judge.calls import JudgeItem
     from goldset.evaluation.judge.estimate import JudgeEstimate
     from goldset.evaluation.judge.runner import JudgePlan
+    from goldset.evaluation.runs import EvalResult
     from goldset.evaluation.settings import EvalSettings
     from goldset.progress import ProgressCallback
     from goldset.schema.runs import JudgeInfo
@@ -365,9 +365,15 @@ def evaluate_log(
     as :func:`goldset.evaluate`'s (None: when a judge endpoint is configured)."""
     from goldset.collector import paused_gc
     from goldset.context import Context
-    from goldset.evaluation.evaluator import EvalResult, judge_journal_path, runs_folder
     from goldset.evaluation.judge.runner import prepare_judge
-    from goldset.evaluation.runs import git_revision, make_run_id, write_run
+    from goldset.evaluation.runs import (
+        EvalResult,
+        git_revision,
+        judge_journal_path,
+        make_run_id,
+        runs_folder,
+        write_run,
+    )
     from goldset.evaluation.scoring import _Columns, _grouped, summarize
     from goldset.evaluation.settings import EvalSettings
     from goldset.hashing import short_hash
@@ -455,9 +461,9 @@ def estimate_log(
     """The judge calls scoring ``log`` would make (the same lines, sample and items as :func:`evaluate_log`), how
     many the journal holds and what the rest would cost. Calls nothing, writes nothing."""
     from goldset.context import Context
-    from goldset.evaluation.evaluator import judge_journal_path, runs_folder
     from goldset.evaluation.judge.estimate import JudgeEstimate, estimate_items
     from goldset.evaluation.judge.runner import prepare_judge
+    from goldset.evaluation.runs import judge_journal_path, runs_folder
     from goldset.evaluation.settings import EvalSettings
     from goldset.llm import CallJournal
 

@@ -297,3 +297,18 @@ def read_run_file(
 def missing_sample(pair: QAPair, reason: str) -> RunSample:
     """A failed sample standing in for a pair the run lacks: it counts against the system, it is not dropped."""
     return RunSample(pair_id=pair.id, question=pair.question, error=reason)
+
+
+def renamed_run(run: str | Path | None, run_file: str | Path | None, where: str) -> str | Path | None:
+    """``run``, or the value of its deprecated old name ``run_file`` (with a DeprecationWarning)."""
+    if run_file is None:
+        return run
+    import warnings
+
+    warnings.warn(f"{where}(run_file=...) is deprecated: the run file is now run= (as --run)", DeprecationWarning,
+                  stacklevel=3)  # fmt: skip
+    if run is not None:
+        from goldset.errors import UsageError
+
+        raise UsageError("give the run file as run, not as run_file too (run_file is its old name)")
+    return run_file

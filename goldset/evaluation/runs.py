@@ -39,6 +39,9 @@ RUN_FILES = (META_FILE, SAMPLES_FILE, SCORES_FILE, SUMMARY_FILE)
 if TYPE_CHECKING:
     import pandas
 
+    from goldset.evaluation.gate import GateResult
+    from goldset.evaluation.settings import EvalSettings
+
 _SLUG_RE = re.compile(r"[^a-z0-9]+")
 
 
@@ -269,3 +272,38 @@ def read_run(spec: str | Path, ws: Workspace | None = None, runs_dir: Path | Non
         scores = read_jsonl(folder / SCORES_FILE, SampleScores)
     summary = read_json(folder / SUMMARY_FILE, RunSummary)
     return StoredRun(folder=folder, meta=meta, samples=samples, scores=scores, summary=summary)
+
+
+@dataclass
+class EvalResult:
+    """What :func:`evaluate` produced: the run folder written and its contents, the gate result (None when no
+    thresholds were given) and the notes a reader of the numbers must see (also stored in the summary)."""
+
+    run_id: str
+    folder: Path
+    meta: RunMeta
+    summary: RunSummary
+    scores: list[SampleScores]
+    samples: dict[str, RunSample]
+    gate: GateResult | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        """True unless thresholds were given and one of them was not met."""
+        return self.gate is None or self.gate.passed
+
+
+def runs_folder(ws: Workspace | None, settings: EvalSettings) -> Path:
+    """Where run folders go: ``eval.runs_dir`` (relative to the workspace), else the workspace's ``runs/``, else
+    ``runs`` in the current folder."""
+    if not settings.runs_dir:
+        return ws.runs_dir if ws else Path("runs")
+    runs_dir = Path(settings.runs_dir)
+    return ws.root / runs_dir if ws is not None and not runs_dir.is_absolute() else runs_dir
+
+
+def judge_journal_path(ws: Workspace | None, runs_dir: Path) -> Path:
+    """The call journal judge calls go through: the workspace's (shared with generation and the filters), else one
+    beside the run folders (evaluation also works outside a workspace)."""
+    return ws.cache_path if ws is not None else runs_dir / ".calls.sqlite"

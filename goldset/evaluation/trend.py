@@ -405,8 +405,7 @@ def trend(
     from goldset.context import Context
     from goldset.errors import GoldsetError
     from goldset.evaluation.compare import check_comparable
-    from goldset.evaluation.evaluator import runs_folder
-    from goldset.evaluation.runs import read_run
+    from goldset.evaluation.runs import read_run, runs_folder
     from goldset.evaluation.settings import EvalSettings
 
     ctx = Context.optional(ws)

@@ -130,9 +130,9 @@ def estimate_judging(
     from goldset.context import Context
     from goldset.dataset import Dataset
     from goldset.evaluation import datasets
-    from goldset.evaluation.evaluator import judge_journal_path, renamed_run, runs_folder
     from goldset.evaluation.judge.runner import prepare_judge
-    from goldset.evaluation.run_files import read_run_file
+    from goldset.evaluation.run_files import read_run_file, renamed_run
+    from goldset.evaluation.runs import judge_journal_path, runs_folder
     from goldset.evaluation.settings import EvalSettings
     from goldset.llm import CallJournal
 
