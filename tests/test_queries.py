@@ -1,0 +1,126 @@
+"""Real user questions end to end: import (redaction, merging), drafting from the KB against the fake server."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from goldset.errors import EndpointError, InputError
+from goldset.kb import ingest
+from goldset.queries.drafting import draft_answers
+from goldset.queries.intake import import_queries, queries_path, read_queries
+from goldset.schema import PairStatus, QuestionType
+from goldset.workspace import Workspace
+from tests.helpers.fake_openai import FakeOpenAI
+from tests.helpers.query_data import DOCS, PERSONAL, QUESTIONS_CSV, draft_responder
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "goldset.yaml").write_text("{}\n", encoding="utf-8")
+    docs = tmp_path / "docs"
+    for name, text in DOCS.items():
+        (docs / name).parent.mkdir(parents=True, exist_ok=True)
+        (docs / name).write_text(text, encoding="utf-8")
+    workspace = Workspace(root)
+    ingest(docs, workspace)
+    return workspace
+
+
+def _all_text(root: Path) -> str:
+    out = []
+    for path in root.rglob("*"):
+        if path.is_file():
+            out.append(path.read_bytes().decode("utf-8", errors="replace"))
+    return "\n".join(out)
+
+
+def test_import_merges_duplicates_sums_counts_and_redacts(ws: Workspace, tmp_path: Path) -> None:
+    src = tmp_path / "questions.csv"
+    src.write_text(QUESTIONS_CSV, encoding="utf-8")
+    report = import_queries(src, ws)
+    assert report.rows == 8 and report.merged_exact == 2 and report.merged_near == 1
+    by_text = {q.question: q for q in report.questions}
+    en = by_text["How do I declare the type of a path parameter?"]
+    assert en.count == 6 and len(en.origins) == 3 and en.origins[0].endswith("questions.csv:2")
+    assert en.variants == ["How can I declare the type of a path parameter?"]
+    assert en.first_seen == "2026-11-01T10:00:00" and en.last_seen == "2026-11-03T10:00:00"
+    assert by_text["如何声明路径参数的类型？"].count == 5 and by_text["如何声明路径参数的类型？"].language == "zh"
+    assert report.asked == 14 == sum(int(line.rsplit(",", 2)[1]) for line in QUESTIONS_CSV.splitlines()[1:])
+    assert report.redacted == {"email": 1, "number": 1, "phone": 2}
+    stored = queries_path(ws).read_text(encoding="utf-8")
+    assert "[email]" in stored and "[phone]" in stored
+    for value in PERSONAL:
+        assert value not in stored
+    # importing the same file again changes nothing
+    again = import_queries(src, ws)
+    assert again.already_imported == 8 and not again.added
+    assert sum(q.count for q in read_queries(ws)) == 14
+
+
+def test_import_formats_and_errors(ws: Workspace, tmp_path: Path) -> None:
+    lines = tmp_path / "q.txt"
+    lines.write_text("# exported from the chat log\nWhat is a path parameter?\n\n  What is a path parameter  \n",
+                     encoding="utf-8")  # fmt: skip
+    report = import_queries(lines, ws)
+    assert [q.count for q in report.questions] == [2] and report.blank == 2
+    jl = tmp_path / "q.jsonl"
+    jl.write_text(json.dumps({"question": "Ports? call 555-123-4567", "count": 2}) + "\n" + json.dumps("hi there")
+                  + "\n", encoding="utf-8")  # fmt: skip
+    report = import_queries(jl, ws)
+    assert {q.question for q in report.added} == {"Ports? call [phone]", "hi there"}
+    bad = tmp_path / "bad.csv"
+    bad.write_text("query\nwhat?\n", encoding="utf-8")
+    with pytest.raises(InputError, match="no 'question' column"):
+        import_queries(bad, ws)
+
+
+def test_real_questions_become_pairs_with_evidence_or_unanswerable(
+    ws: Workspace, tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    fake_llm.add_responder("draft_answer", draft_responder)
+    src = tmp_path / "questions.csv"
+    src.write_text(QUESTIONS_CSV, encoding="utf-8")
+    imported = import_queries(src, ws)
+    est = draft_answers(ws, dry_run=True)
+    assert est.calls == len(imported.questions) == 5 and fake_llm.calls == 0
+    report = draft_answers(ws)
+    assert fake_llm.calls == 5 and report.failed == 0 and report.rejected == 0
+    from goldset.data import WorkspaceData
+
+    pairs = WorkspaceData(ws).pairs()
+    assert len(pairs) == 5
+    questions = {q.question for q in imported.questions}
+    assert {p.question for p in pairs} == questions  # never rewritten
+    chunks = {c.id: c for c in WorkspaceData(ws).kb_chunks()}
+    answered = [p for p in pairs if p.question_type is not QuestionType.unanswerable]
+    unanswerable = [p for p in pairs if p.question_type is QuestionType.unanswerable]
+    assert len(answered) == 3 and len(unanswerable) == 2
+    for p in answered:
+        assert p.evidence and all(e.quote in chunks[e.chunk_id].text for e in p.evidence)
+        assert p.status is PairStatus.candidate and p.provenance.source == "real"
+    for p in unanswerable:
+        assert p.checks["generation"].passed and "do not answer" in p.checks["generation"].reason
+    en = next(p for p in pairs if p.question.startswith("How do I declare"))
+    assert en.provenance.count == 6 and len(en.provenance.origins) == 3
+    # no redacted value anywhere in the workspace or in any request the fake server received
+    sent = json.dumps([r.body for r in fake_llm.requests])
+    workspace_text = _all_text(ws.root)
+    for value in PERSONAL:
+        assert value not in sent and value not in workspace_text
+    assert "[email]" in sent
+    # resume: a second run asks nothing
+    again = draft_answers(ws)
+    assert again.questions == 0 and again.already_done == 5 and fake_llm.calls == 5
+
+
+def test_draft_without_endpoint_says_so(ws: Workspace, tmp_path: Path, no_llm_env: None) -> None:
+    src = tmp_path / "q.txt"
+    src.write_text("What is a path parameter?\n", encoding="utf-8")
+    import_queries(src, ws)
+    with pytest.raises(EndpointError, match="no LLM endpoint configured"):
+        draft_answers(ws)
