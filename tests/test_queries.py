@@ -124,3 +124,33 @@ def test_draft_without_endpoint_says_so(ws: Workspace, tmp_path: Path, no_llm_en
     import_queries(src, ws)
     with pytest.raises(EndpointError, match="no LLM endpoint configured"):
         draft_answers(ws)
+
+
+def test_cli_import_and_draft(ws: Workspace, tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+    from typer.testing import CliRunner
+
+    from goldset.cli import app
+
+    fake_llm.add_responder("draft_answer", draft_responder)
+    src = tmp_path / "questions.csv"
+    src.write_text(QUESTIONS_CSV, encoding="utf-8")
+    runner = CliRunner()
+    got = runner.invoke(app, ["import", "--format", "queries", str(src), "--workspace", str(ws.root)])
+    assert got.exit_code == 0, got.output
+    assert "5 real question(s) asked 14 time(s)" in got.output and "email ×1" in got.output
+    got = runner.invoke(app, ["generate", "--from-queries", "--dry-run", "--workspace", str(ws.root)])
+    assert got.exit_code == 0 and "calls 5 to pay" in got.output and fake_llm.calls == 0
+    got = runner.invoke(app, ["generate", "--from-queries", "--workspace", str(ws.root)])
+    assert got.exit_code == 0 and "answered 3  unanswerable 2" in got.output, got.output
+
+
+def test_cli_draft_without_endpoint_one_line_exit_2(ws: Workspace, tmp_path: Path, no_llm_env: None) -> None:
+    from typer.testing import CliRunner
+
+    from goldset.cli import app
+
+    src = tmp_path / "q.txt"
+    src.write_text("What is a path parameter?\n", encoding="utf-8")
+    import_queries(src, ws)
+    got = CliRunner().invoke(app, ["generate", "--from-queries", "--workspace", str(ws.root)])
+    assert got.exit_code == 2 and got.output.strip().count("\n") == 0 and "no LLM endpoint" in got.output
