@@ -102,7 +102,7 @@ class Provenance(_Part):
     )
     count: int | None = Field(None, description="A real question: how often users asked it (merged copies summed).")
     origins: list[str] = Field(
-        default_factory=list, description="A real question: where its copies came from in the imported file (file:line)."
+        default_factory=list, description="A real question: where its copies came from (file:line)."
     )
 
 

@@ -14,7 +14,8 @@ DOCS = {
     "strings. You can declare the type of a path parameter using standard Python type annotations.\n",
     "query-params.md": "# Query parameters\n\nQuery parameters are the key-value pairs after the question mark in "
     "a URL. When a query parameter has a default value it becomes optional.\n",
-    "zh/path-params.md": "# 路径参数\n\n路径参数使用与 Python 格式字符串相同的语法声明。可以使用标准的类型注解声明路径参数的类型。\n",
+    "zh/path-params.md": "# 路径参数\n\n路径参数使用与 Python 格式字符串相同的语法声明。"
+    "可以使用标准的类型注解声明路径参数的类型。\n",
 }
 #: personal data planted in the file; none of it may reach the workspace or the fake server
 PERSONAL = ("jane.doe@example.com", "+1 415 555 0134", "13800138000", "4111 1111 1111 1111")
