@@ -154,3 +154,54 @@ def test_cli_draft_without_endpoint_one_line_exit_2(ws: Workspace, tmp_path: Pat
     import_queries(src, ws)
     got = CliRunner().invoke(app, ["generate", "--from-queries", "--workspace", str(ws.root)])
     assert got.exit_code == 2 and got.output.strip().count("\n") == 0 and "no LLM endpoint" in got.output
+
+
+def test_coverage_rephrase_covered_absent_topic_not_and_figures_add_up(
+    ws: Workspace, tmp_path: Path, fake_llm: FakeOpenAI
+) -> None:
+    from goldset.data import WorkspaceData
+    from goldset.queries.coverage import coverage
+
+    fake_llm.add_responder("draft_answer", draft_responder)
+    src = tmp_path / "questions.csv"
+    src.write_text(QUESTIONS_CSV, encoding="utf-8")
+    import_queries(src, ws)
+    draft_answers(ws)
+    data = WorkspaceData(ws)
+    pairs = [p.model_copy(update={"status": PairStatus.accepted}) if p.question_type is QuestionType.factual
+             else p for p in data.pairs()]  # fmt: skip
+    data.write(pairs, data.kb_chunks())
+    traffic = tmp_path / "traffic.txt"
+    traffic.write_text(
+        "How should I declare the type of my path parameter?\n"  # rephrases a golden question
+        "How do I configure OAuth2 scopes for my login page?\n"  # a topic absent from the KB
+        "How do I configure OAuth2 scopes for my login page?\n"
+        "怎样声明路径参数的类型？\n"  # rephrases the Chinese golden question
+        "我的账户 alice@example.org 怎么注销？\n",  # absent, with personal data
+        encoding="utf-8",
+    )
+    report = coverage(traffic, ws)
+    assert report.method == "lexical" and report.threshold == 0.5
+    by_q = {m.question.question: m for m in report.matches}
+    assert by_q["How should I declare the type of my path parameter?"].covered
+    assert by_q["怎样声明路径参数的类型？"].covered
+    assert not by_q["How do I configure OAuth2 scopes for my login page?"].covered
+    assert not by_q["我的账户 [email] 怎么注销？"].covered
+    assert report.questions == 4 and report.asked == 5 and report.covered == 2 and report.asked_covered == 2
+    assert report.share == 0.5 and report.weighted_share == 2 / 5
+    assert sum(len(c.questions) for c in report.clusters) == report.questions - report.covered
+    assert sum(c.asked for c in report.clusters) == report.asked - report.asked_covered
+    assert "alice@example.org" not in json.dumps(report.as_dict(), ensure_ascii=False)
+
+    from typer.testing import CliRunner
+
+    from goldset.cli import app
+
+    got = CliRunner().invoke(app, ["coverage", "--queries", str(traffic), "--workspace", str(ws.root)])
+    assert got.exit_code == 0, got.output
+    assert "covered at ≥ 0.5" in got.output and "2 of 4 questions (50%)" in got.output and "2 of 5 asks" in got.output
+    calls = fake_llm.calls
+    got = CliRunner().invoke(app, ["coverage", "--queries", str(traffic), "--for-uncovered",
+                                   "--workspace", str(ws.root)])  # fmt: skip
+    assert got.exit_code == 0, got.output
+    assert fake_llm.calls == calls + 2 and "0 answer(s), 2 unanswerable" in got.output

@@ -243,20 +243,23 @@ def _merge(q: RealQuestion, row: QueryRow, *, variant: bool) -> RealQuestion:
     return q.model_copy(update=update)
 
 
-def import_queries(file: str | Path, ws: WorkspaceLike | Context = None, *, format: str | None = None) -> QueryImport:
+def import_queries(
+    file: str | Path, ws: WorkspaceLike | Context = None, *, format: str | None = None, store: bool = True
+) -> QueryImport:
     """Read real user questions from ``file`` into the workspace's store (``.goldset/queries.jsonl``).
 
     ``format``: ``csv`` (a ``question`` column; optional ``count``, ``timestamp``, ``answer``, ``contexts``),
     ``jsonl`` (objects with the same fields, or strings) or ``text`` (one question per line, ``#`` comments);
     by default from the file's suffix. Personal data is redacted as each row is read; exact and near-duplicate
     questions are merged, their counts summed. Rows already imported (same ``file:line``) are skipped.
-    Then ``goldset generate --from-queries`` drafts their reference answers.
+    Then ``goldset generate --from-queries`` drafts their reference answers. ``store=False`` reads and merges the
+    file alone and writes nothing (``goldset coverage``).
     """
     ctx = Context.of(ws)
     settings = ctx.section(QueriesSettings)
     path = Path(file)
     report = QueryImport(source=str(path))
-    existing = read_queries(ctx.workspace)
+    existing = read_queries(ctx.workspace) if store else []
     merger = _Merger(existing, settings.near_duplicate)
     found: Counter[str] = Counter()
     added: dict[str, None] = {}
@@ -307,6 +310,8 @@ def import_queries(file: str | Path, ws: WorkspaceLike | Context = None, *, form
     report.redacted = dict(sorted(found.items()))
     report.questions = sorted(merger.by_id.values(), key=lambda q: (-q.count, q.id))
     report.added = [merger.by_id[qid] for qid in added]
+    if not store:
+        return report
     report.path = queries_path(ctx.workspace)
     report.path.parent.mkdir(parents=True, exist_ok=True)
     write_jsonl(report.path, merger.by_id.values())
