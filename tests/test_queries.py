@@ -205,3 +205,21 @@ def test_coverage_rephrase_covered_absent_topic_not_and_figures_add_up(
                                    "--workspace", str(ws.root)])  # fmt: skip
     assert got.exit_code == 0, got.output
     assert fake_llm.calls == calls + 2 and "0 answer(s), 2 unanswerable" in got.output
+
+
+def test_review_sample_puts_real_questions_first_most_asked_first() -> None:
+    from goldset.review.sampling import draw, risk_of
+    from goldset.schema import CheckResult, Evidence, Provenance, QAPair
+
+    def pair(n: int, *, real: int | None = None, flagged: bool = False) -> QAPair:
+        checks = {"verbatim": CheckResult(passed=False, severity="flag", reason="copied")} if flagged else {}
+        prov = Provenance(source="real", count=real) if real else Provenance()
+        return QAPair(id=f"qa-{n:03d}", question=f"Question {n}?", answer="An answer.", question_type="factual",
+                      evidence=[Evidence(chunk_id="c", doc_id="a.md", quote="q")], provenance=prov, checks=checks,
+                      status=PairStatus.passed)  # fmt: skip
+
+    population = [pair(i, flagged=True) for i in range(6)] + [pair(10, real=1), pair(11, real=9), pair(12, real=4)]
+    risk = {p.id: risk_of(p, {}, None, 0.0) for p in population}
+    assert risk["qa-011"][1] == ["real"] and risk["qa-000"][1] == ["flag:verbatim"]
+    out = draw(population, 5, seed=1, round_no=1, random_share=0.2, dimensions=[], risk=risk)
+    assert list(out.risk)[:3] == ["qa-011", "qa-012", "qa-010"] and len(out.risk) == 4
