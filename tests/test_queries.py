@@ -223,3 +223,39 @@ def test_review_sample_puts_real_questions_first_most_asked_first() -> None:
     assert risk["qa-011"][1] == ["real"] and risk["qa-000"][1] == ["flag:verbatim"]
     out = draw(population, 5, seed=1, round_no=1, random_share=0.2, dimensions=[], risk=risk)
     assert list(out.risk)[:3] == ["qa-011", "qa-012", "qa-010"] and len(out.risk) == 4
+
+
+def test_build_with_queries_imports_and_answers_them(ws: Workspace, tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+    import goldset
+    from goldset.data import WorkspaceData
+    from tests.helpers.duplicate_responders import no_duplicates
+    from tests.helpers.judge_responders import groundedness_responder
+    from tests.helpers.responders import qa_responder
+
+    fake_llm.add_responder("draft_answer", draft_responder)
+    fake_llm.add_responder("qa_pairs", qa_responder)
+    fake_llm.add_responder("groundedness", groundedness_responder)
+    fake_llm.add_responder("duplicate_judge", no_duplicates)
+    src = tmp_path / "questions.csv"
+    src.write_text(QUESTIONS_CSV, encoding="utf-8")
+    docs = tmp_path / "docs"
+    report = goldset.build(ws, docs=docs, queries=src, review="none")
+    generate = next(s for s in report.stages if s.name == "generate")
+    assert generate.counts["real_questions"] == 5 and generate.counts["real_answered"] == 3
+    assert generate.counts["real_unanswerable"] == 2 and "real questions: 5 drafted" in generate.summary
+    real = [p for p in WorkspaceData(ws).pairs() if p.provenance.source == "real"]
+    assert len(real) == 5 and all(p.checks.get("verbatim") is not None for p in real)  # the filters ran on them
+    for value in PERSONAL:
+        assert value not in _all_text(ws.root)
+
+
+def test_build_with_queries_and_no_endpoint_says_so(ws: Workspace, tmp_path: Path, no_llm_env: None) -> None:
+    from typer.testing import CliRunner
+
+    from goldset.cli import app
+
+    src = tmp_path / "q.txt"
+    src.write_text("What is a path parameter?\n", encoding="utf-8")
+    got = CliRunner().invoke(app, ["build", str(tmp_path / "docs"), "--queries", str(src), "--no-review",
+                                   "--workspace", str(ws.root)])  # fmt: skip
+    assert got.exit_code == 2 and "no LLM endpoint" in got.output and got.output.strip().count("\n") == 0
