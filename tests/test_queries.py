@@ -259,3 +259,30 @@ def test_build_with_queries_and_no_endpoint_says_so(ws: Workspace, tmp_path: Pat
     got = CliRunner().invoke(app, ["build", str(tmp_path / "docs"), "--queries", str(src), "--no-review",
                                    "--workspace", str(ws.root)])  # fmt: skip
     assert got.exit_code == 2 and "no LLM endpoint" in got.output and got.output.strip().count("\n") == 0
+
+
+def test_coverage_uses_embeddings_when_configured(
+    ws: Workspace, tmp_path: Path, fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from goldset.data import WorkspaceData
+    from goldset.queries.coverage import coverage
+
+    fake_llm.add_responder("draft_answer", draft_responder)
+    src = tmp_path / "questions.csv"
+    src.write_text(QUESTIONS_CSV, encoding="utf-8")
+    import_queries(src, ws)
+    draft_answers(ws)
+    data = WorkspaceData(ws)
+    data.write([p.model_copy(update={"status": PairStatus.accepted}) for p in data.pairs()], data.kb_chunks())
+    monkeypatch.setenv("GOLDSET_EMBEDDING_MODEL", "fake-embed")
+    traffic = tmp_path / "traffic.txt"
+    traffic.write_text("How do I declare the type of a path parameter?\nWhat is OAuth2? mail bob@example.net\n",
+                       encoding="utf-8")  # fmt: skip
+    report = coverage(traffic, ws)
+    assert report.method == "embedding" and report.threshold == 0.8
+    by_q = {m.question.question: m for m in report.matches}
+    assert by_q["How do I declare the type of a path parameter?"].similarity == pytest.approx(1.0)
+    assert by_q["How do I declare the type of a path parameter?"].covered
+    assert not by_q["What is OAuth2? mail [email]"].covered
+    embedded = [r for r in fake_llm.requests if r.path.endswith("/embeddings")]
+    assert embedded and "bob@example.net" not in json.dumps([r.body for r in embedded])
