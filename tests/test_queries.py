@@ -286,3 +286,20 @@ def test_coverage_uses_embeddings_when_configured(
     assert not by_q["What is OAuth2? mail [email]"].covered
     embedded = [r for r in fake_llm.requests if r.path.endswith("/embeddings")]
     assert embedded and "bob@example.net" not in json.dumps([r.body for r in embedded])
+
+
+def test_drafting_fuses_embeddings_when_configured(
+    ws: Workspace, tmp_path: Path, fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from goldset.data import WorkspaceData
+
+    fake_llm.add_responder("draft_answer", draft_responder)
+    monkeypatch.setenv("GOLDSET_EMBEDDING_MODEL", "fake-embed")
+    src = tmp_path / "questions.csv"
+    src.write_text(QUESTIONS_CSV, encoding="utf-8")
+    import_queries(src, ws)
+    report = draft_answers(ws)
+    assert report.answered == 3 and report.unanswerable == 2
+    embedded = [r for r in fake_llm.requests if r.path.endswith("/embeddings")]
+    assert embedded and all(value not in json.dumps([r.body for r in embedded]) for value in PERSONAL)
+    assert len(WorkspaceData(ws).pairs()) == 5

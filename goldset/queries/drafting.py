@@ -1,11 +1,11 @@
 """Reference answers for real questions, drafted from the KB (``goldset generate --from-queries``).
 
 For each stored real question without a pair: the KB's chunks nearest to it (BM25 over goldset's CJK-aware
-tokens), then one LLM call that answers it from those chunks with verbatim evidence, or says the documents do not
-answer it (an ``unanswerable`` pair whose reason is kept in its ``generation`` check). The question text is never
-rewritten. Calls go through the call journal (:func:`goldset.llm.sessions.session` + ``fan_out``), so a stopped
-run resumes where it stopped; a question with a pair is not asked again. The pairs are candidates: ``goldset
-filter`` checks them like any other.
+tokens, fused with embedding similarity when an embedding model is configured), then one LLM call that answers
+it from those chunks with verbatim evidence, or says the documents do not answer it (an ``unanswerable`` pair
+whose reason is kept in its ``generation`` check). The question text is never rewritten. Calls go through the
+call journal (:func:`goldset.llm.sessions.session` + ``fan_out``), so a stopped run resumes where it stopped; a
+question with a pair is not asked again. The pairs are candidates: ``goldset filter`` checks them like any other.
 """
 
 from __future__ import annotations
@@ -88,6 +88,32 @@ def retrieve(question: str, index: object, by_id: dict[str, Chunk], k: int) -> l
 
     assert isinstance(index, BM25Index)
     return [by_id[p.chunk_id] for p, _ in index.search(question, k) if p.chunk_id in by_id]
+
+
+Plan = tuple[RealQuestion, list[Chunk], list[dict[str, str]], str]
+
+
+def _cosine(a: list[float], b: list[float]) -> float:
+    import math
+
+    den = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return sum(x * y for x, y in zip(a, b, strict=False)) / den if den else 0.0
+
+
+def _fused(
+    question: str, lexical: list[Chunk], kb: Sequence[Chunk], vectors: dict[str, list[float] | None], k: int
+) -> list[Chunk]:
+    """BM25's and the embeddings' rankings fused (reciprocal rank, 60): the ``k`` chunks first in both."""
+    qv = vectors.get(question)
+    if qv is None:
+        return lexical
+    dense = sorted(((c, _cosine(qv, v)) for c in kb if (v := vectors.get(c.text)) is not None), key=lambda t: -t[1])
+    scores: dict[str, float] = {}
+    by_id = {c.id: c for c in kb}
+    for ranking in ([c.id for c in lexical], [c.id for c, _ in dense[: 4 * k]]):
+        for rank, cid in enumerate(ranking):
+            scores[cid] = scores.get(cid, 0.0) + 1 / (60 + rank)
+    return [by_id[cid] for cid in sorted(scores, key=lambda cid: -scores[cid])[:k]]
 
 
 def _messages(prompt_dir: Path, question: str, chunks: Sequence[Chunk]) -> tuple[list[dict[str, str]], str]:
@@ -180,12 +206,19 @@ def draft_answers(
         raise InputError("no knowledge base to answer from; run `goldset ingest DOCS` first")
     by_id = {c.id: c for c in kb}
     index = BM25Index(Passage(c.text, c.doc_id, c.id) for c in kb)
-    plans = []
-    for q in todo:
-        chunks = retrieve(q.question, index, by_id, settings.candidates)
-        messages, prompt_hash = _messages(ws.prompts_dir, q.question, chunks)
-        plans.append((q, chunks, messages, prompt_hash))
     endpoint = resolve_endpoint(ctx, "generate", overrides={"concurrency": concurrency, "model": model})
+
+    def plans_for(vectors: dict[str, list[float] | None] | None) -> list[Plan]:
+        plans = []
+        for q in todo:
+            chunks = retrieve(q.question, index, by_id, settings.candidates)
+            if vectors is not None:
+                chunks = _fused(q.question, chunks, kb, vectors, settings.candidates)
+            messages, prompt_hash = _messages(ws.prompts_dir, q.question, chunks)
+            plans.append((q, chunks, messages, prompt_hash))
+        return plans
+
+    plans = plans_for(None)  # the dry run's estimate: BM25 candidates (embedding calls are not counted)
     if dry_run:
         from goldset.llm import CallJournal
         from goldset.llm.client import request_key
@@ -209,10 +242,15 @@ def draft_answers(
     sink = CandidateSink(data, existing, 5.0)
 
     async def run() -> None:
+        nonlocal plans
         async with session(ctx, endpoint, use_cache=not no_cache) as client:
             report.llm = client.stats
+            if endpoint.embedding_model and todo:
+                texts = [q.question for q in todo] + [c.text for c in kb]
+                vectors = dict(zip(texts, await client.embed(texts), strict=True))
+                plans = plans_for(vectors)
 
-            async def one(plan: tuple[RealQuestion, list[Chunk], list[dict[str, str]], str]) -> None:
+            async def one(plan: Plan) -> None:
                 q, chunks, messages, prompt_hash = plan
                 res = await client.complete_json(messages, DraftReply, schema_name=SCHEMA_NAME)
                 if res.value is None:
