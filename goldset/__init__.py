@@ -65,6 +65,10 @@ _EXPORTS: dict[str, str] = {
     # generation
     "generate": "goldset.generation.runner",
     "GenerationReport": "goldset.generation.runner",
+    # real user questions
+    "import_queries": "goldset.queries.intake",
+    "draft_answers": "goldset.queries.drafting",
+    "coverage": "goldset.queries.coverage",
     # filters
     "run_filters": "goldset.filters.pipeline",
     "FilterReport": "goldset.filters.report",
@@ -153,6 +157,9 @@ if TYPE_CHECKING:
     from goldset.llm import CallJournal, CallResult, LLMClient, resolve_endpoint
     from goldset.loop.runner import BuildReport, build
     from goldset.progress import Progress
+    from goldset.queries.coverage import coverage
+    from goldset.queries.drafting import draft_answers
+    from goldset.queries.intake import import_queries
     from goldset.scaffold import init_workspace
     from goldset.schema import (
         CheckResult,

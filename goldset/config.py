@@ -20,6 +20,7 @@ from goldset.filters.settings import FilterSettings
 from goldset.generation.settings import GenerateSettings
 from goldset.kb.settings import KBSettings
 from goldset.llm.settings import LLMSettings
+from goldset.queries.settings import QueriesSettings
 from goldset.review.settings import ReviewSettings
 from goldset.versioning.settings import VersioningSettings
 from goldset.workspace import Workspace
@@ -48,6 +49,9 @@ class Settings(BaseModel):
     review: ReviewSettings = Field(default_factory=ReviewSettings, description="The expert-review sample.")
     versioning: VersioningSettings = Field(default_factory=VersioningSettings, description="Releases with DVC.")
     eval: EvalSettings = Field(default_factory=EvalSettings, description="Running and scoring evaluations.")
+    queries: QueriesSettings = Field(
+        default_factory=QueriesSettings, description="Real user questions: merging, drafting answers, coverage."
+    )
 
 
 def settings_of(ctx: Context) -> Settings:

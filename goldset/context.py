@@ -40,7 +40,7 @@ ENV_PREFIX = "GOLDSET_"
 NESTED = "__"
 #: The sections of goldset.yaml, in the order the reference shows them (each a package's model:
 #: ``goldset.config.Settings`` puts them together, and a test holds the two lists equal).
-SECTIONS: tuple[str, ...] = ("kb", "llm", "generate", "filter", "review", "versioning", "eval")
+SECTIONS: tuple[str, ...] = ("kb", "llm", "generate", "filter", "review", "versioning", "eval", "queries")
 
 
 class SectionModel(Protocol):

@@ -24,7 +24,7 @@ def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Workspace:
 
 
 def test_every_section_has_its_model_and_the_template_loads() -> None:
-    assert SECTIONS == ("kb", "llm", "generate", "filter", "review", "versioning", "eval")
+    assert SECTIONS == ("kb", "llm", "generate", "filter", "review", "versioning", "eval", "queries")
     for section in SECTIONS:
         model = Settings.model_fields[section].annotation
         assert model is not None and model.model_config.get("extra") == "forbid", section

@@ -141,15 +141,15 @@ def test_the_documented_environment_variables_name_the_settings_they_set(
         by_section.setdefault(setting.split(".")[0], (setting, var))
     picks = {"kb": ("kb.max_tokens", "900"), "generate": ("generate.seed", "7"), "review": ("review.seed", "3"),
              "eval": ("eval.judge.max_contexts", "4"), "filter": ("filter.checks.verbatim.max_containment", "0.5"),
-             "versioning": ("versioning.golden", "accepted")}  # fmt: skip
+             "versioning": ("versioning.golden", "accepted"), "queries": ("queries.candidates", "7")}  # fmt: skip
     documented = dict(rows)
     for setting, value in picks.values():
         monkeypatch.setenv(documented[setting], value)
     s = load_settings(None)
     assert s.kb.max_tokens == 900 and s.generate.seed == 7 and s.review.seed == 3
-    assert s.eval.judge.max_contexts == 4 and s.versioning.golden == "accepted"
+    assert s.eval.judge.max_contexts == 4 and s.versioning.golden == "accepted" and s.queries.candidates == 7
     assert s.filter.for_check("verbatim").max_containment == 0.5  # type: ignore[attr-defined]
-    assert set(by_section) == {"kb", "llm", "generate", "filter", "review", "versioning", "eval"}
+    assert set(by_section) == {"kb", "llm", "generate", "filter", "review", "versioning", "eval", "queries"}
 
 
 def test_the_run_format_examples_are_valid_run_files(tmp_path: Path) -> None:

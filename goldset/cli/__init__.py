@@ -9,7 +9,19 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from goldset.cli import build, evaluate, filter, generate, ingest, interop, judge, review, versioning, workspace
+from goldset.cli import (
+    build,
+    evaluate,
+    filter,
+    generate,
+    ingest,
+    interop,
+    judge,
+    queries,
+    review,
+    versioning,
+    workspace,
+)
 from goldset.errors import GoldsetError
 
 
@@ -32,7 +44,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_show_locals=False,
 )
-for _module in (workspace, ingest, generate, filter, evaluate, review, judge, versioning, interop, build):
+for _module in (workspace, ingest, generate, filter, evaluate, review, judge, versioning, interop, build, queries):
     app.add_typer(_module.app)
 
 

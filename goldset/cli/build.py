@@ -70,6 +70,10 @@ def build(
         bool,
         typer.Option("--dry-run", help="Read the documents and estimate the generation calls; change nothing."),
     ] = False,
+    queries: Annotated[
+        Path | None,
+        typer.Option("--queries", help="Real user questions (CSV, JSON Lines, one per line): imported and answered."),
+    ] = None,
     workspace: WorkspaceOption = None,
 ) -> None:
     """Run the loop: ingest, generate, filter, draw the review sample, push it (or export it); release with
@@ -98,7 +102,7 @@ def build(
             report = run_build(
                 ws, docs=docs_dir, limit=limit, concurrency=concurrency, use_llm=not no_llm, keep_going=keep_going,
                 review=review, export_path=export_file, sample_fraction=sample_fraction, sample_size=sample_size,
-                release=release, message=message, dry_run=dry_run, progress=show,
+                release=release, message=message, dry_run=dry_run, queries=queries, progress=show,
             )  # fmt: skip
     except BuildStopped as stopped:
         _print_summary(stopped.report)

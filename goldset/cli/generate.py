@@ -36,10 +36,33 @@ def generate(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Print calls, tokens and dollars a run would take; call nothing.")
     ] = False,
+    from_queries: Annotated[
+        bool, typer.Option("--from-queries", help="Draft answers for the imported real questions instead.")
+    ] = False,
     workspace: WorkspaceOption = None,
 ) -> None:
     """Generate candidate QA pairs into data/pairs.jsonl (default: only chunks that have no pairs yet)."""
     from goldset.cli._common import context as find_ctx
+
+    if from_queries:
+        from goldset.queries.drafting import draft_answers
+
+        rep = draft_answers(find_ctx(workspace), limit=limit, concurrency=concurrency, no_cache=no_cache,
+                            dry_run=dry_run, model=model)  # fmt: skip
+        out = console()
+        if rep.dry_run:
+            cost = "unknown (no price)" if rep.cost_usd is None else f"${rep.cost_usd:.4f}"
+            out.print(f"real questions {rep.questions} ({rep.already_done} already have pairs)  calls {rep.calls} to "
+                      f"pay, {rep.cache_hits} from the call journal; none made now  tokens ~{rep.prompt_tokens:,} "
+                      f"prompt + {rep.completion_tokens:,} expected output  cost ~{cost}")  # fmt: skip
+            return
+        out.print(f"real questions {rep.questions}  answered {rep.answered}  unanswerable {rep.unanswerable}  "
+                  f"rejected {rep.rejected}  failed calls {rep.failed}  calls {rep.llm.calls}  "
+                  f"cache hits {rep.llm.cache_hits}")  # fmt: skip
+        for line in rep.failures[:5]:
+            out.print(f"  failed: {line}", markup=False)
+        out.print(f"Candidates in {rep.pairs_path}. Next: goldset filter")
+        return
     from goldset.generation.runner import generate as run_generate
 
     given = {"pairs_per_chunk": pairs_per_chunk, "language": language, "concurrency": concurrency}

@@ -81,7 +81,9 @@ def export(
 @app.command("import")
 def import_(
     file: Annotated[Path, typer.Argument(help="The file to import (hf: the folder).")],
-    format: Annotated[str, typer.Option("--format", "-f", help=f"Its format: {FORMAT_NAMES}.")],
+    format: Annotated[
+        str, typer.Option("--format", "-f", help=f"Its format: {FORMAT_NAMES}, queries (real user questions).")
+    ],
     out: Annotated[
         Path | None,
         typer.Option("--out", "-o", help="Write a new dataset folder instead of adding to the workspace's data/."),
@@ -98,7 +100,22 @@ def import_(
     ] = None,
     workspace: WorkspaceOption = None,
 ) -> None:
-    """Import pairs from RAGAS, DeepEval, Hugging Face, Label Studio or CSV as candidates (then `goldset filter`)."""
+    """Import pairs from RAGAS, DeepEval, Hugging Face, Label Studio or CSV as candidates (then `goldset filter`),
+    or real user questions (--format queries: CSV, JSON Lines or one per line; redacted, duplicates merged)."""
+    if format == "queries":
+        from goldset.queries.intake import import_queries
+
+        got = import_queries(file, workspace)
+        redacted = ", ".join(f"{k} ×{v}" for k, v in got.redacted.items()) or "nothing"
+        console().print(
+            f"read {got.rows} row(s) from {got.source}: {len(got.added)} new question(s), {got.merged_exact} exact "
+            f"and {got.merged_near} near duplicate(s) merged, {got.already_imported} already imported; "
+            f"{len(got.questions)} real question(s) asked {got.asked} time(s) in {got.path}; personal data "
+            f"redacted: {redacted}",
+            markup=False,
+        )
+        console().print("next: `goldset generate --from-queries` drafts their answers from the KB")
+        return
     from goldset.interop.importer import import_pairs
 
     report = import_pairs(format, file, out=out, corpus=corpus, question_type=question_type, ws=workspace)

@@ -66,6 +66,8 @@ def sample(
     out.print(table)
     reasons = ", ".join(f"{k} {v}" for k, v in sorted(r.risk_reasons.items()))
     out.print(f"risk part {r.risk}{f' ({reasons})' if reasons else ''}; random part {r.random}, in {r.strata} strata")
+    if r.risk_reasons.get("real"):
+        out.print(f"real users' questions come first in the risk part ({r.risk_reasons['real']}, the most asked first)")
     configured = "|".join(r.configured_strata) or "all"
     used = "|".join(r.dimensions) or "all"
     if r.merged or used != configured:

@@ -124,6 +124,7 @@ def build(
     release: str | None = None,
     message: str | None = None,
     dry_run: bool = False,
+    queries: Path | str | None = None,
     progress: ProgressCallback | None = None,
 ) -> BuildReport:
     """Run the loop over the workspace ``ws`` (a Workspace, a folder inside one, or None for the current one) and
@@ -139,7 +140,9 @@ def build(
     ``sample_fraction`` / ``sample_size``: the review round's size (default ``review.fraction``). ``release`` (with
     ``message``): release the dataset as that version at the end. ``dry_run``: read the documents and estimate
     the generation calls; write nothing, call nothing (``report.plan``). ``progress``: one callback for the whole
-    loop, its stages named ``build`` (stages done) and ``<stage>`` or ``<stage> · <step>``.
+    loop, its stages named ``build`` (stages done) and ``<stage>`` or ``<stage> · <step>``. ``queries``: a file of
+    real user questions, imported (redacted, merged) and answered from the KB in the generate stage
+    (:func:`goldset.import_queries`, :func:`goldset.draft_answers`), so the same filters, sample and review follow.
 
     Raises :class:`~goldset.errors.EndpointError` before anything is written when generation has work and no LLM
     endpoint is configured (unless ``use_llm=False``), :class:`~goldset.errors.UsageError` /
@@ -177,7 +180,7 @@ def build(
         if dry_run:
             report.plan = plan
             return report
-        if plan.estimate.chunks:
+        if plan.estimate.chunks or (queries is not None and use_llm):
             # resolve_endpoint's one line saying how to configure one, before anything is written
             from goldset.llm import resolve_endpoint
 
@@ -189,6 +192,8 @@ def build(
     with runner.stage("generate") as rec:
         stages.run_generate(ctx, report, rec, previous, limit=limit, concurrency=concurrency, use_llm=use_llm,
                   keep_going=keep_going, progress=runner.sub("generate"))  # fmt: skip
+        if queries is not None:
+            stages.run_queries(ctx, rec, Path(queries), concurrency=concurrency, use_llm=use_llm)
     with runner.stage("filter") as rec:
         stages.run_filter(ctx, report, rec, use_llm=use_llm, progress=runner.sub("filter"))
     with runner.stage("sample") as rec:

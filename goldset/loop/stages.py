@@ -203,6 +203,25 @@ def _chunk_list(chunks: Sequence[str], shown: int = 5) -> str:
     return f"failed chunks: {', '.join(chunks[:shown])}{more}" if chunks else "no failed call recorded"
 
 
+def run_queries(ctx: Context, rec: StageRecord, queries: Path, *, concurrency: int | None, use_llm: bool) -> None:
+    """Real user questions in the generate stage: imported (redacted, merged), then their answers drafted."""
+    from goldset.queries.drafting import draft_answers
+    from goldset.queries.intake import import_queries
+
+    got = import_queries(queries, ctx)
+    rec.counts |= {"real_questions": len(got.questions), "real_questions_new": len(got.added)}
+    if not use_llm:
+        rec.summary += f"; {len(got.added)} new real question(s) imported, their answers wait for a build with the LLM"
+        return
+    r = draft_answers(ctx, concurrency=concurrency)
+    rec.counts |= {"real_answered": r.answered, "real_unanswerable": r.unanswerable, "real_rejected": r.rejected,
+                   "real_failed": r.failed}  # fmt: skip
+    rec.summary += (f"; real questions: {r.questions} drafted ({r.already_done} had pairs): {r.answered} answered, "
+                    f"{r.unanswerable} unanswerable, {r.rejected} rejected, {r.failed} failed")  # fmt: skip
+    if r.questions and rec.status == "unchanged":
+        rec.status = "done"
+
+
 def _no_pairs(data: WorkspaceData, rec: StageRecord) -> bool:
     """True (and the stage skipped) when the workspace has no candidates file yet (a build without the LLM)."""
     if data.has_pairs():

@@ -10,8 +10,9 @@ A *round* draws ``size`` pairs from the passed pairs that no earlier round held 
    chunks whose text changed since generation, :func:`changed_chunks_of`) first, then flags (a failed check on a
    pair that still passed, :func:`flags_of`), borderline scores (a passed check within ``review.borderline_margin``
    of its threshold) and risky types (``multi_hop``, ``unanswerable``, ``ambiguous``, ``open_ended``:
-   :data:`RISKY_TYPES`). Highest risk score first (:data:`RISK_POINTS`); ties in a seeded random order. Only pairs
-   with some risk; places it cannot fill go to the random part.
+   :data:`RISKY_TYPES`). Real users' questions (``provenance.source == "real"``, risk reason ``real``) come before
+   all of them, the most asked first; then highest risk score first (:data:`RISK_POINTS`); ties in a seeded random
+   order. Only pairs with some risk; places it cannot fill go to the random part.
 3. **Strata fitted to the random part.** A stratum is made of the values of ``review.strata`` (question type |
    language | first evidence document: ``factual|en|guide/intro.md``). With ``R`` random places, ``L`` pairs left
    after step 2 and ``m = review.min_random_per_stratum``, a stratum (or a coarser key: ``factual|en``,
@@ -69,7 +70,7 @@ THRESHOLDS: dict[str, tuple[str, ...]] = {
 
 #: Risk points per kind of signal (a pair's risk score is their sum): what changed in the documents first (a
 #: refresh's tag, evidence whose text changed), then flags, borderline scores, risky types.
-RISK_POINTS = {"refresh": 16, "changed": 16, "flag": 8, "borderline": 4, "type": 2}
+RISK_POINTS = {"real": 32, "refresh": 16, "changed": 16, "flag": 8, "borderline": 4, "type": 2}
 #: The tags ``goldset refresh`` leaves on the pairs it generated or re-checked (``versioning/refresh.py``; review
 #: does not import versioning, a test holds them equal).
 REFRESH_TAGS = ("refresh:new", "refresh:rechecked", "refresh:review")
@@ -116,7 +117,8 @@ def risk_of(
     pair: QAPair, chunks: Mapping[str, Chunk], filters: FilterSettings | None, margin: float
 ) -> tuple[int, list[str]]:
     """(risk score, reasons) of one pair; 0 and [] for a pair with nothing that makes it risky."""
-    reasons = [f"flag:{n}" for n in flags_of(pair)]
+    reasons = ["real"] if pair.provenance.source == "real" else []  # a real user's question: reviewed first
+    reasons += [f"flag:{n}" for n in flags_of(pair)]
     reasons += [f"borderline:{n}" for n in borderline_of(pair, filters, margin)]
     reasons += [t for t in REFRESH_TAGS if t in pair.tags]
     if pair.question_type in RISKY_TYPES:
@@ -277,8 +279,12 @@ def draw(
     def tiebreak(pid: str) -> str:
         return short_hash(f"{seed}:{round_no}:{pid}")
 
-    risky = sorted((p for p in population if risk.get(p.id, (0, []))[0] > 0),
-                   key=lambda p: (-risk[p.id][0], tiebreak(p.id)))  # fmt: skip
+    def order(p: QAPair) -> tuple[bool, int, int, str]:
+        # real users' questions first, the most asked first (their count is their weight), then by risk score
+        real = "real" in risk[p.id][1]
+        return (not real, -(p.provenance.count or 1) if real else 0, -risk[p.id][0], tiebreak(p.id))
+
+    risky = sorted((p for p in population if risk.get(p.id, (0, []))[0] > 0), key=order)
     for p in risky[: max(0, size - split(size, random_share))]:
         out.risk[p.id] = risk[p.id][1]
     left = [p for p in population if p.id not in out.risk]

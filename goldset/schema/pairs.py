@@ -84,7 +84,9 @@ class Provenance(_Part):
     """Where a pair came from: the model, endpoint, prompt and KB snapshot of its generation call, and its earlier
     texts."""
 
-    source: Literal["llm", "human", "import"] = Field("llm", description="Written by an LLM, a person or imported.")
+    source: Literal["llm", "human", "import", "real"] = Field(
+        "llm", description="Written by an LLM, a person or imported; 'real': a real user's question (answer drafted)."
+    )
     model: str | None = Field(None, description="The model that wrote it.")
     endpoint: str | None = Field(None, description="Endpoint *name* from goldset.yaml; never a URL with a key.")
     prompt_id: str | None = Field(None, description="The prompt template (e.g. 'generate', 'generate_multi_hop').")
@@ -97,6 +99,10 @@ class Provenance(_Part):
     call_key: str | None = Field(None, description="Key of the LLM call in the journal that produced it.")
     revisions: list[Revision] = Field(
         default_factory=list, description="Earlier texts, oldest first (paraphrase repair, reviewer edits)."
+    )
+    count: int | None = Field(None, description="A real question: how often users asked it (merged copies summed).")
+    origins: list[str] = Field(
+        default_factory=list, description="A real question: where its copies came from (file:line)."
     )
 
 

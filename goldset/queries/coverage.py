@@ -1,0 +1,219 @@
+"""How much of real traffic the golden set covers (``goldset coverage --queries FILE``).
+
+Each real question (read, redacted and merged as ``goldset import --format queries`` does, nothing stored) is
+matched with its nearest golden question: by embedding cosine when the generation endpoint has an embedding model
+(``queries.embedding_threshold``), else lexically, by the Dice coefficient of token sets (CJK characters one token
+each, so Chinese and English questions are both compared; ``queries.lexical_threshold``). A question is covered
+when its nearest golden question reaches the threshold, which the report states. Coverage is given over the
+distinct questions and weighted by how often each was asked; the uncovered ones are grouped into topic clusters
+(greedy, token Dice ≥ ``queries.cluster_similarity``) with a few examples each.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from goldset.context import Context
+from goldset.dataset import golden_ids
+from goldset.errors import InputError
+from goldset.filters.textsim import token_set
+from goldset.queries.intake import import_queries
+from goldset.queries.settings import QueriesSettings
+from goldset.schema.queries import RealQuestion
+
+if TYPE_CHECKING:
+    from goldset.llm.endpoints import Endpoint
+    from goldset.workspace import WorkspaceLike
+
+
+@dataclass(frozen=True)
+class Match:
+    """One real question and its nearest golden question."""
+
+    question: RealQuestion
+    nearest: str | None
+    nearest_id: str | None
+    similarity: float
+    covered: bool
+
+
+@dataclass
+class Cluster:
+    """Uncovered questions on one topic: its most shared words, the questions, the times they were asked."""
+
+    topic: str
+    questions: list[RealQuestion]
+    examples: list[str] = field(default_factory=list)
+
+    @property
+    def asked(self) -> int:
+        return sum(q.count for q in self.questions)
+
+
+@dataclass
+class CoverageReport:
+    """Coverage of real questions by a golden set (:func:`coverage`)."""
+
+    source: str
+    dataset: str
+    method: str
+    threshold: float
+    golden: int
+    matches: list[Match] = field(default_factory=list)
+    clusters: list[Cluster] = field(default_factory=list)
+    redacted: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def questions(self) -> int:
+        return len(self.matches)
+
+    @property
+    def covered(self) -> int:
+        return sum(1 for m in self.matches if m.covered)
+
+    @property
+    def asked(self) -> int:
+        return sum(m.question.count for m in self.matches)
+
+    @property
+    def asked_covered(self) -> int:
+        return sum(m.question.count for m in self.matches if m.covered)
+
+    @property
+    def share(self) -> float:
+        """Covered share of the distinct questions."""
+        return self.covered / self.questions if self.questions else 0.0
+
+    @property
+    def weighted_share(self) -> float:
+        """Covered share of the times questions were asked."""
+        return self.asked_covered / self.asked if self.asked else 0.0
+
+    @property
+    def uncovered(self) -> list[RealQuestion]:
+        return [m.question for m in self.matches if not m.covered]
+
+    def as_dict(self) -> dict[str, object]:
+        """The figures and every match, for ``--json``."""
+        return {
+            "source": self.source, "dataset": self.dataset, "method": self.method, "threshold": self.threshold,
+            "golden": self.golden, "questions": self.questions, "covered": self.covered, "share": self.share,
+            "asked": self.asked, "asked_covered": self.asked_covered, "weighted_share": self.weighted_share,
+            "redacted": self.redacted,
+            "matches": [{"id": m.question.id, "question": m.question.question, "count": m.question.count,
+                         "nearest": m.nearest, "nearest_id": m.nearest_id, "similarity": round(m.similarity, 4),
+                         "covered": m.covered} for m in self.matches],
+            "clusters": [{"topic": c.topic, "questions": len(c.questions), "asked": c.asked,
+                          "examples": c.examples} for c in self.clusters],
+        }  # fmt: skip
+
+
+def dice(a: frozenset[str], b: frozenset[str]) -> float:
+    """2|A∩B| / (|A|+|B|): token-set overlap, symmetric, 0 for an empty side."""
+    return 2 * len(a & b) / (len(a) + len(b)) if a and b else 0.0
+
+
+def _cosine(a: list[float], b: list[float]) -> float:
+    num = sum(x * y for x, y in zip(a, b, strict=False))
+    den = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return num / den if den else 0.0
+
+
+def _clusters(questions: list[RealQuestion], similarity: float, examples: int) -> list[Cluster]:
+    groups: list[tuple[frozenset[str], list[RealQuestion]]] = []
+    for q in sorted(questions, key=lambda q: (-q.count, q.id)):
+        tokens = token_set(q.question)
+        for seed, members in groups:
+            if dice(tokens, seed) >= similarity:
+                members.append(q)
+                break
+        else:
+            groups.append((tokens, [q]))
+    out = []
+    for _, members in groups:
+        words: Counter[str] = Counter()
+        for q in members:
+            words.update(t for t in token_set(q.question) if len(t) > 3 or not t.isascii())
+        topic = " ".join(w for w, _ in words.most_common(3)) or members[0].question[:40]
+        out.append(Cluster(topic, members, [q.question for q in members[:examples]]))
+    out.sort(key=lambda c: -c.asked)
+    return out
+
+
+def coverage(
+    queries: str | Path,
+    ws: WorkspaceLike | Context = None,
+    *,
+    dataset: str | Path | None = None,
+    threshold: float | None = None,
+) -> CoverageReport:
+    """Which real questions of ``queries`` (a file as ``goldset import --format queries`` reads it) the golden set
+    of ``dataset`` (a folder or a release such as ``v1.2.0``; default the workspace's data) covers.
+
+    Embeddings when the generation endpoint has an embedding model, lexical otherwise; ``threshold`` replaces the
+    method's setting. Nothing is written.
+    """
+    from goldset.dataset import Dataset
+
+    ctx = Context.of(ws)
+    settings = ctx.section(QueriesSettings)
+    read = import_queries(queries, ctx, store=False)
+    if dataset is not None:
+        from goldset.evaluation.datasets import resolve_dataset
+
+        data: Dataset = resolve_dataset(dataset, ctx)
+        label = str(dataset)
+    else:
+        data = ctx.data.dataset()
+        label = str(ctx.data.folder)
+    ids = golden_ids(data.pairs, data.manifest)
+    golden = [p for p in data.pairs if p.id in ids]
+    if not golden:
+        raise InputError(f"{label}: no golden pairs to compare with (accept or pass some pairs first)")
+    endpoint = _embedding_endpoint(ctx)
+    method = "embedding" if endpoint is not None else "lexical"
+    if threshold is None:
+        threshold = settings.embedding_threshold if endpoint is not None else settings.lexical_threshold
+    report = CoverageReport(str(queries), label, method, threshold, len(golden), redacted=read.redacted)
+    real = read.questions
+    if endpoint is not None:
+        from goldset.llm import session
+
+        async def embed() -> list[list[float] | None]:
+            async with session(ctx, endpoint) as client:
+                return await client.embed([q.question for q in real] + [p.question for p in golden])
+
+        vectors = asyncio.run(embed())
+        qv, gv = vectors[: len(real)], vectors[len(real) :]
+
+        def sim(i: int, j: int) -> float:
+            a, b = qv[i], gv[j]
+            return _cosine(a, b) if a is not None and b is not None else 0.0
+    else:
+        qsets = [token_set(q.question) for q in real]
+        gsets = [token_set(p.question) for p in golden]
+
+        def sim(i: int, j: int) -> float:
+            return dice(qsets[i], gsets[j])
+
+    for i, q in enumerate(real):
+        best_j, best = max(((j, sim(i, j)) for j in range(len(golden))), key=lambda t: t[1])
+        report.matches.append(Match(q, golden[best_j].question, golden[best_j].id, best, best >= threshold))
+    report.clusters = _clusters(report.uncovered, settings.cluster_similarity, settings.examples)
+    return report
+
+
+def _embedding_endpoint(ctx: Context) -> Endpoint | None:
+    from goldset.errors import EndpointError
+    from goldset.llm import resolve_endpoint
+
+    try:
+        endpoint = resolve_endpoint(ctx, "generate")
+    except EndpointError:
+        return None
+    return endpoint if endpoint.embedding_model else None
