@@ -113,7 +113,7 @@ class ProgressDisplay:
 BAR_WIDTH = 20
 
 
-def fit_counters(counters: dict[str, int | float | str], room: int) -> str:
+def fit_counters(counters: Mapping[str, int | float | str], room: int) -> str:
     """The counters as ``name value`` pairs within ``room`` characters, whole: zeros go first (nothing happened),
     then the last ones (the first are the run's main figures), never cut mid-word."""
     items = [(k, v, f"{k} {_fmt(v)}") for k, v in counters.items()]
