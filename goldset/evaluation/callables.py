@@ -7,10 +7,10 @@ import asyncio
 import contextlib
 import importlib
 import inspect
-import os
 import sys
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from goldset.errors import UsageError
@@ -24,7 +24,7 @@ def load_target(spec: str) -> Callable[..., Any]:
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise UsageError(f"target {spec!r}: expected package.module:function")
-    here = os.getcwd()
+    here = str(Path.cwd())
     if here not in sys.path and "" not in sys.path:
         sys.path.insert(0, here)  # modules in the current folder, as pytest and uvicorn find them
     try:
