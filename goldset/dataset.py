@@ -137,12 +137,12 @@ def same_model_notes(judge_model: str, pairs: Sequence[QAPair], system_models: I
     wrote = sum(1 for p in pairs if p.provenance.model == judge_model)
     if wrote:
         notes.append(
-            f"warning: the judge model {judge_model} also generated {wrote} of the {len(pairs)} pairs "
+            f"the judge model {judge_model} also generated {wrote} of the {len(pairs)} pairs "
             "(provenance.model): a model judging its own pairs favours them; judge with another model (llm.judge)"
         )
     if judge_model in set(system_models):
         notes.append(
-            f"warning: the judge model {judge_model} is also the model of the system under test: a model judging "
+            f"the judge model {judge_model} is also the model of the system under test: a model judging "
             "its own answers favours them; judge with another model (llm.judge)"
         )
     return notes

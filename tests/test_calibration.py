@@ -288,6 +288,7 @@ def test_a_judge_of_the_model_that_wrote_the_pairs_is_warned_about(tmp_path: Pat
     assert any("judge model fake-judge also generated 21 of the 21 pairs" in n for n in r.notes)
     res = runner.invoke(app, ["judge", "calibrate", "-w", str(ws.root)])
     assert res.exit_code == 0 and "also generated 21 of the 21 pairs" in res.output
+    assert "warning: the judge model fake-judge" in res.output and "warning: warning" not in res.output
 
 
 def test_a_failed_judge_call_is_left_out_counted_and_retried_next_run(tmp_path: Path, fake_llm: FakeOpenAI) -> None:

@@ -53,7 +53,14 @@ def test_ingest_defaults_to_kb_path_and_honours_size_options(tmp_path: Path) -> 
     snap = load_snapshot(Workspace(ws))
     assert snap.chunking["target_tokens"] == 60 and snap.chunking["max_tokens"] == 120
     assert snap.n_chunks > n_default
-    assert all(c.n_tokens <= 120 or "oversized" in c.flags for c in load_chunks(Workspace(ws)))
+    chunks = load_chunks(Workspace(ws))
+    assert all(c.n_tokens <= 120 or "oversized" in c.flags for c in chunks)
+    big = [c for c in chunks if "oversized" in c.flags]
+    assert big, "the fixture has a code block over 120 tokens"
+    named = [line for line in small.stdout.splitlines() if line.strip().startswith("oversized ")]
+    assert len(named) == min(len(big), 10), small.stdout  # each named (the first ten), with its place and size
+    first = big[0] if len(big) == 1 else next(c for c in big if c.id in named[0])
+    assert first.doc_id in named[0] and f"{first.n_tokens} tokens" in named[0] and first.id in named[0]
 
 
 def test_skipped_files_are_one_warning_line_each_on_stderr(tmp_path: Path) -> None:

@@ -32,3 +32,15 @@ def test_status_reports_an_empty_workspace(tmp_path: Path) -> None:
     result = runner.invoke(app, ["status", "-w", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert "kb snapshot   none" in result.output and "last release  none" in result.output
+    assert "settings      ok" in result.output
+
+
+def test_status_reports_an_unknown_setting_and_exits_2(tmp_path: Path) -> None:
+    runner.invoke(app, ["init", str(tmp_path), "--no-dvc"])
+    config = tmp_path / "goldset.yaml"
+    config.write_text(config.read_text(encoding="utf-8") + "\nreview:\n  sample_sizee: 5\n", encoding="utf-8")
+    result = runner.invoke(app, ["status", "-w", str(tmp_path)])
+    assert result.exit_code == 2, result.output
+    error = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert len(error) == 1 and "sample_sizee" in error[0] and "goldset.yaml" in error[0], result.output
+    assert "kb snapshot   none" in result.output  # what status knows is still shown first

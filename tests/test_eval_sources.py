@@ -471,3 +471,22 @@ def test_the_workspace_is_taken_as_everywhere(data: Path, tmp_path: Path) -> Non
     (tmp_path / "elsewhere").mkdir()
     with pytest.raises(WorkspaceError, match="not inside a goldset workspace"):
         evaluate(data, run=run, ws=tmp_path / "elsewhere")
+
+
+def test_a_target_module_in_the_current_folder_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`goldset eval --target my_rag.pipeline:answer` from the folder that holds my_rag/ (as pytest and uvicorn
+    find modules), without PYTHONPATH=."""
+    import sys
+
+    from goldset.evaluation.callables import load_target
+
+    package = tmp_path / "my_rag_here"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "pipeline.py").write_text("def answer(q):\n    return {'answer': 'local ' + q}\n", encoding="utf-8")
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
+    monkeypatch.chdir(tmp_path)
+    fn = load_target("my_rag_here.pipeline:answer")
+    assert fn("q")["answer"] == "local q"
+    with pytest.raises(UsageError, match="run from the folder that holds it"):
+        load_target("not_here_at_all.pipeline:answer")

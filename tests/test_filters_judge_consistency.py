@@ -119,6 +119,7 @@ def test_a_judge_of_the_generators_model_is_warned_about(tmp_path: Path, fake_ll
     assert any("judge model fake-judge also generated 1 of the 1 pairs" in w for w in report.warnings)
     res = CliRunner().invoke(app, ["filter", "--workspace", str(ws.root)])
     assert res.exit_code == 0 and "also generated 1 of the 1 pairs" in res.stderr
+    assert "warning: the judge model fake-judge" in res.stderr and "warning: warning" not in res.stderr
     # another generator: no warning
     other = make_workspace(tmp_path / "other", _pairs()[:1], config=NO_COPY_CHECK)
     assert run_filters(other).warnings == []

@@ -262,6 +262,7 @@ def test_a_judge_of_the_same_model_is_warned_about(fake: FakeOpenAI, tmp_path: P
     write_dataset(tmp_path / "data", pairs, [make_chunk(c, doc, text) for c, (doc, text) in CHUNK_TEXTS.items()])
     r = run_eval(tmp_path, [sample("qa-port", "8080.", CONFIG, model="gpt-x")], system_model="fake-judge")
     assert any("also generated" in n and "fake-judge" in n for n in r.notes)
+    assert not any(n.startswith("warning:") for n in r.notes)  # the CLI prints notes as "note: …"
     assert any("model of the system under test" in n for n in r.notes)
     assert r.meta.system_model == "fake-judge"
     quiet = run_eval(tmp_path, [sample("qa-port", "8080.", CONFIG, model="gpt-x")], name="other", system_model="m")

@@ -28,12 +28,25 @@ from goldset.errors import GoldsetError
 class _GoldsetGroup(TyperGroup):
     """Turns a GoldsetError from any command into ``error: <message>`` on stderr and its exit code."""
 
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        _flags_as_flags(self, ctx)  # before --help, which is handled while parsing
+        return super().parse_args(ctx, args)
+
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
         except GoldsetError as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(exc.exit_code) from None
+
+
+def _flags_as_flags(command: Any, ctx: Any) -> None:
+    """Boolean flags shown as flags in --help (``--all``, not ``--all <bool>``, typer's type column for them)."""
+    for param in [*command.params, command.get_help_option(ctx)]:
+        if getattr(param, "is_flag", False) and param.metavar is None:
+            param.metavar = ""
+    for sub in getattr(command, "commands", {}).values():
+        _flags_as_flags(sub, ctx)
 
 
 app = typer.Typer(

@@ -74,11 +74,14 @@ class ProgressDisplay:
         self.disable = disable
         self._progress: Any = None
         self._tasks: dict[str, Any] = {}
+        #: The last update of each stage (what an interrupted command says was done).
+        self.last: dict[str, Progress] = {}
 
     def __enter__(self) -> ProgressDisplay:
         return self
 
     def __call__(self, update: Progress) -> None:
+        self.last[update.stage] = update
         if self.disable:
             return
         if self._progress is None:
@@ -86,7 +89,7 @@ class ProgressDisplay:
 
             self._progress = Progress(
                 TextColumn("{task.description}"),
-                BarColumn(),
+                BarColumn(bar_width=BAR_WIDTH),
                 MofNCompleteColumn(),
                 TextColumn("{task.fields[info]}"),
                 TimeElapsedColumn(),
@@ -96,13 +99,32 @@ class ProgressDisplay:
             self._progress.__enter__()
         if update.stage not in self._tasks:
             self._tasks[update.stage] = self._progress.add_task(update.stage, total=update.total, info="")
-        info = "  ".join(f"{k} {_fmt(v)}" for k, v in update.counters.items())
+        fixed = len(update.stage) + BAR_WIDTH + 2 * len(str(update.total or 0)) + 1 + len("0:00:00") + 4
+        info = fit_counters(update.counters, self._progress.console.width - fixed)
         self._progress.update(self._tasks[update.stage], completed=update.done, total=update.total, info=info)
 
     def __exit__(self, *exc: object) -> None:
         if self._progress is not None:
             self._progress.__exit__(None, None, None)
             self._progress = None
+
+
+#: The progress bar's width: short, so done/total and the counters keep their room at 80 columns.
+BAR_WIDTH = 20
+
+
+def fit_counters(counters: Mapping[str, int | float | str], room: int) -> str:
+    """The counters as ``name value`` pairs within ``room`` characters, whole: zeros go first (nothing happened),
+    then the last ones (the first are the run's main figures), never cut mid-word."""
+    items = [(k, v, f"{k} {_fmt(v)}") for k, v in counters.items()]
+
+    def line(kept: list[tuple[str, int | float | str, str]]) -> str:
+        return "  ".join(text for _, _, text in kept)
+
+    while items and len(line(items)) > room:
+        zeros = [i for i, (_, v, _) in enumerate(items) if i and not isinstance(v, str) and v == 0]
+        items.pop(zeros[-1] if zeros else -1)
+    return line(items)
 
 
 def _fmt(value: int | float | str) -> str:

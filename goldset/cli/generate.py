@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
-from goldset.cli._common import ProgressDisplay, WorkspaceOption, console
+from goldset.cli._common import ProgressDisplay, WorkspaceOption, console, err_console
 
 if TYPE_CHECKING:
     from goldset.generation.estimate import Estimate
     from goldset.generation.runner import GenerationReport
+    from goldset.progress import Progress
 
 app = typer.Typer()
 
@@ -73,10 +74,14 @@ def generate(
         est = estimate(ctx, limit=limit, docs=docs, all_chunks=all_chunks, no_cache=no_cache, model=model)
         _print_estimate(est)
         return
-    with ProgressDisplay() as show:
-        report = run_generate(
-            ctx, limit=limit, docs=docs, all_chunks=all_chunks, no_cache=no_cache, model=model, progress=show
-        )
+    show = ProgressDisplay()
+    try:
+        with show:
+            report = run_generate(
+                ctx, limit=limit, docs=docs, all_chunks=all_chunks, no_cache=no_cache, model=model, progress=show
+            )
+    except KeyboardInterrupt:
+        _interrupted(show.last.get("generate"))
     _print_summary(report)
     if report.chunks and not (report.pairs_kept or report.pairs_existing):  # already present: --all, from the cache
         from goldset.errors import RunFailed
@@ -86,6 +91,17 @@ def generate(
             f"generation kept 0 pairs of the {report.chunks} chunk(s) asked ({report.pairs_rejected} rejected, "
             f"{report.chunks_failed} chunk(s) failed; {where}): check the model and the generation prompt"
         )
+
+
+def _interrupted(last: Progress | None) -> NoReturn:
+    """Ctrl-C: what was done, and that a re-run resumes (exit 130, as a shell reports SIGINT)."""
+    done = f"{last.done} of {last.total} chunk(s)" if last is not None else "before the first chunk was done"
+    err_console().print(
+        f"interrupted after {done}: the pairs of finished chunks are kept and every answered call is in the "
+        "journal; run `goldset generate` again to resume (it asks only for what was not done)",
+        soft_wrap=True,
+    )
+    raise typer.Exit(130)
 
 
 def _money(value: float | None) -> str:

@@ -51,6 +51,8 @@ def ingest(
 
     from rich.table import Table
 
+    from goldset.schema.kb import page_label
+
     table = Table(title=None, show_edge=False, pad_edge=False)
     table.add_column("")
     for state in ("added", "changed", "removed", "unchanged"):
@@ -79,3 +81,10 @@ def ingest(
         markup=False,
         soft_wrap=True,
     )
+    big = [c for c in result.chunks if "oversized" in c.flags]
+    for c in big[:_LIST_LIMIT]:
+        where = " > ".join(c.heading_titles or c.heading_path) or page_label(c.doc_id, c.page)
+        out.print(f"  oversized {c.doc_id}{f' ({where})' if where else ''}: {c.n_tokens} tokens, {c.id}",
+                  markup=False, soft_wrap=True)  # fmt: skip
+    if len(big) > _LIST_LIMIT:
+        out.print(f"  … and {len(big) - _LIST_LIMIT} more oversized chunk(s)")

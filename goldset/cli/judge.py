@@ -113,7 +113,7 @@ def _print(r: CalibrationReport) -> None:
     for note in r.notes:
         from rich.markup import escape
 
-        out.print(f"[yellow]{escape(note)}[/]", soft_wrap=True)
+        out.print(f"[yellow]warning: {escape(note)}[/]", soft_wrap=True)
     if r.judge_errors:
         out.print(f"[yellow]{len(r.judge_errors)} judge call(s) failed; those pairs are left out: re-run[/]")
         for line in r.judge_errors[:3]:

@@ -32,7 +32,8 @@ def init(
 
 @app.command()
 def status(workspace: WorkspaceOption = None) -> None:
-    """Show what the workspace holds: KB snapshot, pairs by status and type, last release."""
+    """Show what the workspace holds (KB snapshot, pairs by status and type, last release) and check its settings
+    (an unknown or bad setting: the error, exit 2)."""
     from goldset.scaffold import workspace_status
 
     st = workspace_status(workspace)
@@ -51,3 +52,7 @@ def status(workspace: WorkspaceOption = None) -> None:
     else:
         out.print("pairs         none (run `goldset generate`)")
     out.print(f"last release  {st.last_release or 'none'}")
+    from goldset.cli._common import context as find_ctx
+
+    find_ctx(st.root)  # every section of goldset.yaml, .env and the environment: a bad or unknown setting exits 2
+    out.print("settings      ok (goldset.yaml, .env and GOLDSET_* variables)")

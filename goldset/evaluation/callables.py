@@ -7,8 +7,10 @@ import asyncio
 import contextlib
 import importlib
 import inspect
+import sys
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from goldset.errors import UsageError
@@ -22,10 +24,16 @@ def load_target(spec: str) -> Callable[..., Any]:
     module_name, sep, attr = spec.partition(":")
     if not sep or not module_name or not attr:
         raise UsageError(f"target {spec!r}: expected package.module:function")
+    here = str(Path.cwd())
+    if here not in sys.path and "" not in sys.path:
+        sys.path.insert(0, here)  # modules in the current folder, as pytest and uvicorn find them
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise UsageError(f"target {spec}: cannot import {module_name} ({exc}); is it on PYTHONPATH?") from None
+        raise UsageError(
+            f"target {spec}: cannot import {module_name} ({exc}); run from the folder that holds it, or add its "
+            "folder to PYTHONPATH"
+        ) from None
     obj: Any = module
     for part in attr.split("."):
         obj = getattr(obj, part, None)

@@ -159,7 +159,7 @@ def run_filters(
     judges = {plan.endpoint.model} if plan is not None and plan.judge_prompt is not None else set()
     judges |= {dup_judge.endpoint.model} if dup_judge is not None else set()
     for model in sorted(judges):  # a judge of the generator's model favours its own pairs
-        report.warnings += same_model_notes(model, live)
+        report.warnings += [f"warning: {note}" for note in same_model_notes(model, live)]
     run = FilterRun(ws=ws, settings=settings, names=names, chunks=chunks, report=report, progress=progress)
 
     # 4. Pair checks (pure, fast).
