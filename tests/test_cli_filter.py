@@ -59,6 +59,7 @@ def test_judge_and_repair_through_the_cli(tmp_path: Path, fake_llm: FakeOpenAI) 
     result = runner.invoke(app, ["filter", "--repair", "-w", str(ws.root)])
     assert result.exit_code == 0, result.output
     assert "repaired 1 answer(s)" in result.output and "llm:" in result.output
+    assert "$0.0000" not in result.output and "no price for the judge model; set llm.prices" in result.output
     (p,) = read_jsonl(ws.pairs_path, QAPair)
     assert p.answer == GROUNDED_REWRITE and p.status == PairStatus.passed and p.checks["groundedness"].passed
     assert p.provenance.revisions[0].answer == COPY

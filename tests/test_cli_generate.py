@@ -53,7 +53,7 @@ def test_generate_prints_a_summary_and_reruns_are_free(ws: Workspace, fake: Fake
     assert first.exit_code == 0, first.output
     assert f"chunks {n_chunks}  calls {n_chunks}  cache hits 0" in first.output
     assert "Next: goldset filter" in first.output and fake.calls == n_chunks
-    assert "cost unknown (no price for this model" in first.output  # not a made-up $0
+    assert "cost no price for " in first.output and "set llm.prices" in first.output  # not a made-up $0
     assert not (ws.state_dir / "generation_failures.jsonl").exists()  # no failures, no report file
     pairs = read_jsonl(ws.pairs_path, QAPair)
     assert len(pairs) == 3 * n_chunks
@@ -92,6 +92,7 @@ def test_dry_run_prints_the_calls_a_run_makes(ws: Workspace, fake: FakeOpenAI) -
     n_zh = sum(1 for c in load_chunks(ws) if c.doc_id.startswith("zh/"))
     assert f"calls         {n_zh} to pay, 0 from the call journal" in dry.output
     assert f"pairs asked   {4 * n_zh}" in dry.output
+    assert "$" not in dry.output and "no price for fake-model; set llm.prices" in dry.output  # no dollars it can't give
     real = runner.invoke(app, ["generate", "-w", str(ws.root), "--docs", "zh/*", "--pairs-per-chunk", "4"])
     assert real.exit_code == 0, real.output
     assert fake.calls == n_zh

@@ -127,6 +127,13 @@ def fit_counters(counters: Mapping[str, int | float | str], room: int) -> str:
     return line(items)
 
 
+def money(value: float | None, model: str | None = None) -> str:
+    """A cost in dollars, or why there is none: a model without a price costs "unknown", never $0.0000."""
+    if value is None:
+        return f"no price for {model or 'the model'}; set llm.prices"
+    return f"${value:.4f}"
+
+
 def _fmt(value: int | float | str) -> str:
     if isinstance(value, bool | str):
         return str(value)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from goldset.cli._common import ProgressDisplay, WorkspaceOption, console
+from goldset.cli._common import ProgressDisplay, WorkspaceOption, console, money
 
 if TYPE_CHECKING:
     from goldset.loop import BuildPlan, BuildReport
@@ -123,7 +123,7 @@ def _print_plan(plan: BuildPlan) -> None:
     out.print(f"generate      {est.chunks} chunk(s) to ask ({est.already_done} already have pairs, "
               f"{est.skipped_small} too small): {est.calls} call(s) to pay, "
               f"{est.cache_hits} from the journal")  # fmt: skip
-    cost = "unknown (no price for this model)" if est.cost_usd is None else f"${est.cost_usd:.4f}"
+    cost = money(est.cost_usd, est.model)
     out.print(f"              ~{est.tokens:,} tokens, {cost} ({est.model or 'no model configured'})")
     out.print("filter        every check; the judge adds up to one call per new answerable pair")
     review = {"label-studio": "push the sample to Label Studio", "export": "export the sample as a task file",

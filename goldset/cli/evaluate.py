@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from goldset.cli._common import ProgressDisplay, WorkspaceOption, console, err_console
+from goldset.cli._common import ProgressDisplay, WorkspaceOption, console, err_console, money
 
 if TYPE_CHECKING:
     from goldset.context import Context
@@ -250,7 +250,7 @@ def _print_estimate(e: JudgeEstimate) -> None:
     for note in e.notes:
         err_console().print(f"note: {note}")
     kinds = ", ".join(f"{k} {n}" for k, n in e.calls_by_kind.items())
-    cost = "unknown (no price)" if e.cost_usd is None else f"${e.cost_usd:.4f}"
+    cost = money(e.cost_usd, e.model)
     out.print(
         f"dry run: judge {e.model} ({e.endpoint}): {e.n_judged} of {e.n_samples} question(s) to judge, "
         f"{e.calls} judge calls ({kinds}; at most {e.max_calls_per_sample} per question), {e.cached} already in the "

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from goldset.cli._common import ProgressDisplay, WorkspaceOption, console
+from goldset.cli._common import ProgressDisplay, WorkspaceOption, console, money
 
 if TYPE_CHECKING:
     from goldset.context import Context
@@ -126,7 +126,7 @@ def _print_report(report: FilterReport) -> None:
     if report.llm:
         out.print(
             f"llm: {report.llm.get('calls', 0)} calls, {report.llm.get('cache_hits', 0)} from the journal, "
-            f"${report.llm.get('cost_usd', 0.0):.4f}"
+            + money(None if report.llm.get("unpriced_requests") else report.llm.get("cost_usd", 0.0), "the judge model")
         )
     if report.duplicate_judge:
         dj = report.duplicate_judge

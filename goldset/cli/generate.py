@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
-from goldset.cli._common import ProgressDisplay, WorkspaceOption, console, err_console
+from goldset.cli._common import ProgressDisplay, WorkspaceOption, console, err_console, money
 
 if TYPE_CHECKING:
     from goldset.generation.estimate import Estimate
@@ -52,10 +52,10 @@ def generate(
                             dry_run=dry_run, model=model)  # fmt: skip
         out = console()
         if rep.dry_run:
-            cost = "unknown (no price)" if rep.cost_usd is None else f"${rep.cost_usd:.4f}"
+            cost = ("~" if rep.cost_usd is not None else "") + money(rep.cost_usd, model)
             out.print(f"real questions {rep.questions} ({rep.already_done} already have pairs)  calls {rep.calls} to "
                       f"pay, {rep.cache_hits} from the call journal; none made now  tokens ~{rep.prompt_tokens:,} "
-                      f"prompt + {rep.completion_tokens:,} expected output  cost ~{cost}")  # fmt: skip
+                      f"prompt + {rep.completion_tokens:,} expected output  cost {cost}")  # fmt: skip
             return
         out.print(f"real questions {rep.questions}  answered {rep.answered}  unanswerable {rep.unanswerable}  "
                   f"rejected {rep.rejected}  failed calls {rep.failed}  calls {rep.llm.calls}  "
@@ -104,10 +104,6 @@ def _interrupted(last: Progress | None) -> NoReturn:
     raise typer.Exit(130)
 
 
-def _money(value: float | None) -> str:
-    return "unknown (no price for this model: set llm.prices or price_*_per_mtok)" if value is None else f"${value:.4f}"
-
-
 def _print_estimate(est: Estimate) -> None:
     out = console()
     out.print(
@@ -124,7 +120,7 @@ def _print_estimate(est: Estimate) -> None:
         "for the calls to pay)"
     )
     out.print(f"model         {est.model or 'none configured'}")
-    out.print(f"cost          ~{_money(est.cost_usd)}")
+    out.print(f"cost          {'~' if est.cost_usd is not None else ''}{money(est.cost_usd, est.model)}")
 
 
 def _print_summary(report: GenerationReport) -> None:
@@ -153,7 +149,7 @@ def _print_summary(report: GenerationReport) -> None:
     )
     out.print(
         f"tokens {llm.tokens:,} ({llm.prompt_tokens:,} prompt + {llm.completion_tokens:,} completion)  "
-        f"cost {_money(llm.cost)}"
+        f"cost {money(llm.cost, report.estimate.model if report.estimate else None)}"
     )
     if report.failures:
         reasons = ", ".join(f"{k} ×{v}" for k, v in list(report.failure_reasons.items())[:3])

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from goldset.cli._common import ProgressDisplay, WorkspaceOption, console, err_console
+from goldset.cli._common import ProgressDisplay, WorkspaceOption, console, err_console, money
 
 if TYPE_CHECKING:
     from goldset.versioning.refresh import RefreshReport
@@ -202,7 +202,7 @@ def _print_refresh(r: RefreshReport) -> None:
         )
         est = p.estimate
         if est is not None:
-            cost = "unknown (no price for this model)" if est.cost_usd is None else f"${est.cost_usd:.4f}"
+            cost = money(est.cost_usd, est.model)
             out.print(
                 f"generation    {est.chunks} new or changed chunk(s): {est.calls} call(s) to pay, {est.cache_hits} "
                 f"from the journal, ~{est.tokens:,} tokens, {cost} ({est.model or 'no model configured'})"
