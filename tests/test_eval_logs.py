@@ -215,6 +215,14 @@ def test_the_questions_go_to_a_queries_file(no_llm_env: None, tmp_path: Path) ->
     result = CliRunner().invoke(app, ["eval", "--log", str(log), "--export-queries", str(tmp_path / "q2.csv")])
     assert result.exit_code == 0, result.output
     assert (tmp_path / "q2.csv").read_text(encoding="utf-8") == out.read_text(encoding="utf-8")
+    # ... in one step into `goldset import --format queries`: the counts carried over
+    from goldset.queries.intake import import_queries
+    from goldset.scaffold import init_workspace
+
+    init_workspace(tmp_path / "ws", dvc=False)
+    imported = import_queries(out, tmp_path / "ws")
+    counts = {q.question: q.count for q in imported.questions}
+    assert counts == {"How do I clear the cache?": 2, "Mail me at [email]": 1, "快袋鼠的默认端口是什么？": 1}
 
 
 # --------------------------------------------------------------------------------------------------- trend
