@@ -14,14 +14,24 @@ check (each pair against its own chunk), the question–source overlap check (ag
 sentence), and peak memory (max RSS).
 
 Run: ``.venv/bin/python benchmarks/bench_filters.py`` (writes the ``## filters`` section of RESULTS.md).
+
+``--scale 10000,50000`` measures instead the whole ``goldset filter --no-llm`` process (issue #22) on a workspace of
+that many of these candidates over the same chunks: wall time and the child process's peak memory (max RSS, from
+``wait4``), each size in a fresh workspace and process. ``--verdicts FILE`` writes every pair's status and check
+verdicts (passed, reason, score, duplicate_of) to FILE; ``--compare FILE`` exits 1 when they differ from FILE's:
+what shows a speed change left the verdicts alone. ``--write`` puts the figures in the section ``## filters: the
+whole process at scale`` (``--note`` at its top).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import random
 import re
 import resource
+import subprocess
 import sys
 import time
 from itertools import combinations
@@ -284,11 +294,105 @@ def bench_pipeline(pairs: list[QAPair], chunks: list[Any]) -> tuple[float, float
     return t1 - t0, t2 - t1, len(pairs)
 
 
+SCALE_SECTION = "## filters: the whole process at scale (`goldset filter --no-llm`, issue #22)"
+
+
+def scale_pairs(chunks: list[Any], n: int) -> list[QAPair]:
+    """``n`` candidates of the 100k generator; the first ``k`` of them are the same whatever ``n`` (the answers
+    draw from a generator of their own)."""
+    texts, _, sources = build(random.Random(20261129), chunks, n)
+    rng = random.Random(20261130)
+    return [
+        QAPair(
+            id=f"qa-{i:06d}", question=q, answer=answer_for(rng, sent), question_type="factual",
+            evidence=[Evidence(chunk_id=chunks[ci].id, doc_id=chunks[ci].doc_id, quote=raw)],
+        )
+        for i, (q, (ci, sent, raw)) in enumerate(zip(texts, sources, strict=True))
+    ]  # fmt: skip
+
+
+def verdict_digest(pairs_path: Path) -> dict[str, Any]:
+    """Pair id -> its status and every check's verdict, read from the workspace's pairs.jsonl."""
+    out: dict[str, Any] = {}
+    with pairs_path.open(encoding="utf-8") as f:
+        for line in f:
+            rec = json.loads(line)
+            checks = {
+                name: [c["passed"], c.get("reason", ""), c.get("score"), c.get("duplicate_of")]
+                for name, c in sorted((rec.get("checks") or {}).items())
+            }
+            out[rec["id"]] = [rec.get("status"), checks]
+    return out
+
+
+def run_scale(sizes: list[int], verdicts: str | None, compare: str | None) -> list[str]:
+    """One fresh workspace and ``goldset filter --no-llm`` process per size; table rows."""
+    import tempfile
+
+    from goldset.io import write_jsonl
+    from goldset.workspace import Workspace
+
+    chunks = kb_chunks()
+    all_pairs = scale_pairs(chunks, max(sizes))
+    rows, digests = [], {}
+    for n in sizes:
+        with tempfile.TemporaryDirectory(prefix=f"goldset-scale-{n}-") as tmp:
+            root = Path(tmp)
+            (root / "goldset.yaml").write_text("kb:\n  path: docs\n", encoding="utf-8")
+            ws = Workspace(root)
+            write_jsonl(ws.kb_dir / "chunks.jsonl", chunks)
+            pairs_path = ws.pairs_path
+            write_jsonl(pairs_path, all_pairs[:n])
+            mib = pairs_path.stat().st_size / 2**20
+            cmd = [sys.executable, "-m", "goldset", "filter", "--no-llm", "-w", str(root)]
+            t0 = time.perf_counter()
+            proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            _, status, usage = os.wait4(proc.pid, 0)
+            wall = time.perf_counter() - t0
+            err = proc.stderr.read().decode() if proc.stderr else ""
+            if os.waitstatus_to_exitcode(status) not in (0, 1):
+                sys.exit(f"goldset filter failed on {n} candidates: {err[-2000:]}")
+            rss = usage.ru_maxrss / 1024
+            digest = verdict_digest(pairs_path)
+            digests[n] = digest
+            passed = sum(1 for v in digest.values() if v[0] == "passed")
+            load = " / ".join(Path("/proc/loadavg").read_text().split()[:3])
+            row = f"| {n:,} | {mib:.1f} MiB | {wall:.1f} s | {rss:.0f} MiB | {passed:,} | {load} |"
+            print(row, flush=True)
+            rows.append(row)
+    if verdicts:
+        Path(verdicts).write_text(json.dumps({str(n): d for n, d in digests.items()}), encoding="utf-8")
+    if compare:
+        ref = json.loads(Path(compare).read_text(encoding="utf-8"))
+        for n, d in digests.items():
+            other = ref.get(str(n))
+            if other is None:
+                sys.exit(f"{compare} has no verdicts for {n} candidates")
+            diff = [k for k in d.keys() | other.keys() if d.get(k) != other.get(k)]
+            if diff:
+                print(f"{n}: {len(diff)} pairs' verdicts differ, e.g. {sorted(diff)[:5]}", file=sys.stderr)
+                for k in sorted(diff)[:3]:
+                    print(f"  {k}: now {d.get(k)}\n  {' ' * len(k)}  was {other.get(k)}", file=sys.stderr)
+                sys.exit(1)
+            print(f"{n}: all {len(d):,} pairs' verdicts identical to {compare}")
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("-n", type=int, default=100_000)
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument("--scale", default="", help="comma-separated candidate counts: the whole-process benchmark")
+    ap.add_argument("--verdicts", default=None, help="with --scale: write the verdicts to this file")
+    ap.add_argument("--compare", default=None, help="with --scale: compare the verdicts with this file's")
+    ap.add_argument("--write", action="store_true", help="with --scale: write its section of RESULTS.md")
+    ap.add_argument("--note", default="", help="with --scale: a sentence at the top of its section")
     args = ap.parse_args()
+    if args.scale:
+        rows = run_scale([int(x) for x in args.scale.split(",")], args.verdicts, args.compare)
+        if args.write:
+            write_section(scale_text(rows, args.note))
+        return
     rng = random.Random(20261129)
     load_start = " / ".join(Path("/proc/loadavg").read_text().split()[:3])
     rss0 = peak_rss_mib()
@@ -432,6 +536,23 @@ Peak memory (max RSS of the process): {rss0:.0f} MiB at start, {rss_before:.0f} 
     print(text)
     if not args.no_write:
         write_section(text)
+
+
+def scale_text(rows: list[str], note: str) -> str:
+    return f"""{SCALE_SECTION}
+Machine: {machine()}. Script: `benchmarks/bench_filters.py --scale 10000,50000` (`--write` updates this section).
+
+{note.strip()}
+The candidates are those of the section "filters" (the same generator and seed: questions from two KB sentences,
+40% of bases with near-duplicates, answers copying or reshuffling their sentence, evidence quoting its chunk) over
+the same 923 chunks; each size in a fresh workspace, filtered by one `goldset filter --no-llm -w ROOT` process
+(every check but the LLM judges, duplicates, the write-back). Wall time of the process; memory is its peak
+resident set (max RSS from `wait4`), the whole process.
+
+| candidates | pairs.jsonl | wall | peak memory | passed | load average (1/5/15 min) at the end |
+|---|---|---|---|---|---|
+{chr(10).join(rows)}
+"""
 
 
 def _counts(labels: list[int]) -> dict[int, int]:
