@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from goldset.data import read_dataset
+from goldset.data import read_dataset, write_dataset
 from goldset.errors import GoldsetError, InputError, UsageError
 from goldset.evaluation.datasets import dataset_fingerprint, resolve_dataset, select_pairs
 from goldset.evaluation.sampling import allocate, stratified_sample
-from tests.helpers.eval_data import PAIR_SPECS, evaluated_pairs, make_dataset
+from tests.helpers.eval_data import CHUNK_TEXTS, PAIR_SPECS, evaluated_pairs, make_chunk, make_dataset, make_pairs
 
 
 def test_resolve_dataset_reads_a_folder_and_a_name_outside_a_repository_is_one_line(
@@ -46,8 +46,12 @@ def test_select_pairs_falls_back_to_non_rejected_with_a_note(tmp_path: Path) -> 
 
 
 def test_fingerprint_ignores_rewrites_of_identical_content(tmp_path: Path) -> None:
-    a = dataset_fingerprint(read_dataset(make_dataset(tmp_path / "a")))
-    b = dataset_fingerprint(read_dataset(make_dataset(tmp_path / "b")))
+    chunks = [make_chunk(cid, doc, text) for cid, (doc, text) in CHUNK_TEXTS.items()]
+    pairs = make_pairs()  # the same records written twice (made twice, a second may tick between their timestamps)
+    write_dataset(tmp_path / "a", pairs, chunks)
+    write_dataset(tmp_path / "b", pairs, chunks)
+    a = dataset_fingerprint(read_dataset(tmp_path / "a"))
+    b = dataset_fingerprint(read_dataset(tmp_path / "b"))
     c = dataset_fingerprint(read_dataset(make_dataset(tmp_path / "c", {"qa-port": "rejected"})))
     assert a == b
     assert a != c
