@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -95,6 +96,8 @@ def _repoint_evidence(folder: Path) -> None:
 
 def test_the_fingerprint_comes_from_the_files_and_a_stale_manifest_is_an_error(tmp_path: Path) -> None:
     folder = make_dataset(tmp_path / "data")
+    plain = tmp_path / "plain"
+    shutil.copytree(folder, plain)  # the same content (made again, its timestamps could differ by a second)
     before = dataset_fingerprint(read_dataset(folder))
     manifest = (folder / "manifest.json").read_bytes()
     _repoint_evidence(folder)
@@ -105,7 +108,6 @@ def test_the_fingerprint_comes_from_the_files_and_a_stale_manifest_is_an_error(t
     (folder / "manifest.json").unlink()
     assert dataset_fingerprint(read_dataset(folder)) != before
     # and the same content gives the same identity with or without a manifest (runs stay comparable)
-    plain = make_dataset(tmp_path / "plain")
     (plain / "manifest.json").unlink()
     assert dataset_fingerprint(read_dataset(plain)) == before
 
