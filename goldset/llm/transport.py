@@ -18,13 +18,14 @@ of the HTTP library the SDK runs on (:func:`sdk_response_class`), which every re
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from goldset.llm.structured import response_format_json_schema
+from goldset.llm.structured import response_format_json_object, response_format_json_schema, tool_choice
 from goldset.llm.usage import Usage
 
 if TYPE_CHECKING:
@@ -58,14 +59,16 @@ def chat_body(
     params: Mapping[str, Any],
 ) -> dict[str, Any]:
     """The JSON body of one chat completion, keys in the order ``create`` sends them. ``mode`` is the structured
-    output mode (``json_schema``, ``json_object`` or ``text``); ``params`` holds temperature, seed and max_tokens."""
+    output mode (:data:`goldset.llm.structured.MODES`); ``params`` holds temperature, seed and max_tokens."""
     body: dict[str, Any] = {"model": model, "messages": messages}
     if params.get("max_tokens"):
         body["max_tokens"] = params["max_tokens"]
     if mode == "json_schema":
         body["response_format"] = response_format_json_schema(schema, schema_name)
     elif mode == "json_object":
-        body["response_format"] = {"type": "json_object"}
+        body["response_format"] = response_format_json_object(schema)
+    elif mode == "tool":
+        body["tools"], body["tool_choice"] = tool_choice(schema, schema_name)
     if params.get("seed") is not None:
         body["seed"] = params["seed"]
     body["temperature"] = params["temperature"]
@@ -103,7 +106,8 @@ def _tokens(value: Any) -> int:
 
 
 def read_chat_reply(http: Any) -> ChatReply:
-    """The fields goldset uses of a chat completion response (``choices[0].message.content`` / ``.refusal``,
+    """The fields goldset uses of a chat completion response (``choices[0].message.content`` / ``.refusal``, or the
+    arguments of ``.tool_calls[0]`` when there is no content,
     ``choices[0].finish_reason``, ``usage.prompt_tokens`` / ``.completion_tokens``), read from its JSON body.
 
     Raises :class:`ValueError` when the body is not JSON or these fields do not have the types of the API's
@@ -127,9 +131,18 @@ def read_chat_reply(http: Any) -> ChatReply:
     message = choice.get("message") if isinstance(choice, dict) else None
     if not isinstance(message, dict):
         raise ValueError("choices[0].message is not an object")
+    content = _text_or_none(message.get("content"), "choices[0].message.content")
+    calls = message.get("tool_calls")
+    if not content and isinstance(calls, list) and calls:
+        # tool mode: the reply is the arguments of the (forced) call
+        fn = calls[0].get("function") if isinstance(calls[0], dict) else None
+        arguments = fn.get("arguments") if isinstance(fn, dict) else None
+        if isinstance(arguments, dict):  # some servers send the object itself
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        content = _text_or_none(arguments, "choices[0].message.tool_calls[0].function.arguments")
     return ChatReply(
         has_choice=True,
-        content=_text_or_none(message.get("content"), "choices[0].message.content"),
+        content=content,
         refusal=_text_or_none(message.get("refusal"), "choices[0].message.refusal"),
         finish_reason=_text_or_none(choice.get("finish_reason"), "choices[0].finish_reason"),
         usage=usage,
