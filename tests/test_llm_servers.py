@@ -60,17 +60,18 @@ def test_llama_cpp_server_json_schema_500_falls_back_to_json_object_with_the_sch
     report = generate(ws, chunks=CHUNKS)
     assert report.pairs_kept == 4 and report.chunks_failed == 0
     modes = [_mode(r.body) for r in fake.chat_requests()]
-    # each call in flight before the first answer probes json_schema once (two here), then the mode that works
-    assert sorted(modes) == ["json_object", "json_object", "json_schema", "json_schema"]
+    # /props says one slot: one request at a time, so one probe, then the mode that works
+    assert modes == ["json_schema", "json_object", "json_object"]
+    assert report.llm.concurrency == 1 and "total_slots in /props" in report.llm.concurrency_note
     sent = next(r.body for r in fake.chat_requests() if _mode(r.body) == "json_object")["response_format"]
     assert sent["schema"]["properties"]["pairs"]["items"]["$ref"].endswith("GeneratedPair")
-    assert report.llm.retries == 0 and report.llm.fallbacks == 2
+    assert report.llm.retries == 0 and report.llm.fallbacks == 1
     assert report.llm.format_line == "json_object (server refused json_schema)"
 
     # A re-run of other chunks against the same server does not probe again: the journal remembers the mode.
     more = [make_chunk("more-1", EN_TEXT.replace("item_id", "user_id"), "more.md")]
     again = generate(ws, chunks=more)
-    assert [_mode(r.body) for r in fake.chat_requests()][4:] == ["json_object"]
+    assert [_mode(r.body) for r in fake.chat_requests()][3:] == ["json_object"]
     assert again.llm.format == "json_object" and "remembered in the call journal" in again.llm.format_note
 
 

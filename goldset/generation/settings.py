@@ -60,6 +60,11 @@ class GenerateSettings(BaseModel):
     seed: int = Field(0, description="Seeds the type draw per chunk and is sent to the model.")
     min_tokens: int = Field(20, ge=0, description="Chunks with fewer tokens are skipped (headings, stubs).")
     output_tokens_per_pair: int = Field(150, ge=1, description="Expected reply tokens per pair, for estimates.")
+    reply_tokens_per_pair: int = Field(
+        300, ge=1,
+        description="A call's max_tokens: this × the pairs asked + 100, within the endpoint's max_tokens and the "
+        "model's context; a reply cut off there is asked again for fewer pairs.",
+    )
     flush_seconds: float = Field(2.0, ge=0, description="Rewrite the candidates file at most this often.")
 
     @field_validator("types")

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from goldset.hashing import canonical_json
+from goldset.llm.capacity import ServerFacts, Slots, server_facts, starting_concurrency
 from goldset.llm.embeddings import Embedder
 from goldset.llm.journal import CallJournal, call_key_from_json, canonical_json_with
 from goldset.llm.ratelimit import RateLimiter
@@ -159,7 +160,12 @@ class LLMClient:
         self.limiter = RateLimiter(self.settings.rpm, self.settings.tpm, clock=clock, sleep=sleep)
         self.policy = RetryPolicy(endpoint, self.stats, self.limiter, sleep=sleep, rng=rng)
         self.transport = Transport(endpoint)
-        self._pool = asyncio.Semaphore(self.settings.concurrency)
+        self._pool = Slots(self.settings.concurrency)
+        self.stats.concurrency = self.settings.concurrency
+        self._facts: ServerFacts | None = None
+        self._facts_lock = asyncio.Lock()
+        self._timeouts = 0
+        self.policy.slots = self._pool
         self._embedder = Embedder(
             endpoint, self.transport, self.policy, self._pool, journal, self.stats, use_cache=use_cache
         )
@@ -187,6 +193,37 @@ class LLMClient:
     async def aclose(self) -> None:
         """Close the HTTP connections."""
         await self.transport.aclose()
+
+    # -- the server ------------------------------------------------------------------------------------------
+    async def server_facts(self) -> ServerFacts:
+        """What the server says about its context window and slots (:func:`goldset.llm.capacity.server_facts`),
+        asked once per client; the pool starts at the stated slots when they are fewer than ``concurrency``."""
+        if self._facts is None:
+            async with self._facts_lock:
+                if self._facts is None:
+                    facts = await asyncio.to_thread(server_facts, self.endpoint)
+                    limit, note = starting_concurrency(self.endpoint, facts)
+                    if self._pool.lower(limit):
+                        self.stats.concurrency, self.stats.concurrency_note = limit, note
+                    self._facts = facts
+        return self._facts
+
+    def _timed_out(self) -> None:
+        """A request timed out: with several in flight they were queued behind each other on a server that serves
+        fewer at once, so let fewer go (halving, down to one) and say why."""
+        self._timeouts += 1
+        in_flight = self._pool.in_use
+        if in_flight <= 1:
+            return
+        limit = max(1, min(self._pool.limit, in_flight) // 2)
+        if self._pool.lower(limit):
+            note = (
+                f"concurrency lowered to {limit}: {self._timeouts} request(s) timed out after "
+                f"{self.settings.timeout_s:g} s with {in_flight} in flight, queued on a server that serves fewer at "
+                f"once; set llm.endpoints.{self.endpoint.name}.concurrency: {limit} to start there"
+            )
+            log.warning("%s: %s", self.endpoint, note)
+            self.stats.concurrency, self.stats.concurrency_note = limit, note
 
     # -- the public calls ------------------------------------------------------------------------------------
     async def complete_json(
@@ -217,6 +254,8 @@ class LLMClient:
                     value=None, error=reason, key=key, cached=True, usage=Usage(), cost_usd=0.0,
                     model=self.endpoint.model, attempts=0, cut_off=True,
                 )
+        if self._facts is None:
+            await self.server_facts()  # once, before the first request goes out
         if self.use_cache:
             # The same call already in flight (e.g. two identical chunks): wait for it instead of paying twice.
             pending = self._in_flight.get(key)
@@ -335,6 +374,24 @@ class LLMClient:
             return "the server's content filter stopped the reply (finish_reason content_filter)"
         return None
 
+    def _fit_context(self, sent: list[dict[str, str]], params: dict[str, Any]) -> dict[str, Any]:
+        """``params`` with max_tokens no larger than what the model's context leaves after the prompt (when the
+        context is known); :class:`CallFailed` when the prompt alone does not fit."""
+        context = self._facts.context_tokens if self._facts is not None else None
+        if context is None:
+            return params
+        # estimate_tokens counts ~4 characters a token; small models' tokenizers take more: keep a tenth spare
+        room = int(context * 0.9) - estimate_tokens(sent)
+        if room < 16:
+            raise CallFailed(
+                f"the prompt (~{estimate_tokens(sent)} tokens) does not fit the model's context ({context} tokens, "
+                f"{self._facts.source if self._facts else ''}); use a model with a larger context or smaller chunks"
+            )
+        wanted = params["max_tokens"]
+        if wanted is not None and wanted <= room:
+            return params
+        return {**params, "max_tokens": room}
+
     def _settle_mode(self, mode: str) -> None:
         """Use ``mode`` from now on (it worked where stronger ones were refused), in this client and, through the
         journal, in every later client of the run and later runs."""
@@ -360,16 +417,19 @@ class LLMClient:
         try:
             while True:
                 sent = convo if mode == "json_schema" else with_instruction(convo, schema_instruction(schema))
-                estimate = estimate_tokens(sent) + (params["max_tokens"] or DEFAULT_COMPLETION_ESTIMATE)
+                request_params = self._fit_context(sent, params)
+                estimate = estimate_tokens(sent) + (request_params["max_tokens"] or DEFAULT_COMPLETION_ESTIMATE)
                 if attempts >= self.settings.max_attempts:
                     raise CallFailed(f"{last_reason}; gave up after {attempts} attempts (max_attempts)")
                 await self.policy.before_request(estimate)
                 attempts += 1
                 self.stats.requests += 1
-                body = chat_body(self.endpoint.model, sent, mode, schema, schema_name, params)
+                body = chat_body(self.endpoint.model, sent, mode, schema, schema_name, request_params)
                 try:
                     reply = await self.transport.chat(body, schema_name)
                 except Exception as exc:  # classified by the policy; anything unknown is re-raised
+                    if isinstance(exc, TimeoutError) or type(exc).__name__ == "APITimeoutError":
+                        self._timed_out()
                     can_fall_back = self._auto and mode in _NEXT_MODE
                     if await self.policy.on_error(exc, attempts=attempts, estimate=estimate,
                                                   can_fall_back=can_fall_back):
@@ -399,7 +459,7 @@ class LLMClient:
                 usage = usage + got
                 self.stats.add_usage(got, cost_usd(self.endpoint, got))
                 self.policy.settle(estimate, got.total_tokens, reply.headers)
-                cut_off = self._cut_off(reply.finish_reason, params["max_tokens"])
+                cut_off = self._cut_off(reply.finish_reason, request_params["max_tokens"])
                 if cut_off:
                     # A repair would be cut off the same way; and a cut-off reply that happens to parse is still
                     # not the whole answer, so it is never kept.

@@ -133,6 +133,9 @@ class RetryPolicy:
         stats.retry_budget = self.settings.retry_budget
         #: True once a request got a successful reply: from then on a connection error is worth a retry.
         self.worked = False
+        #: The client's request slots (:class:`goldset.llm.capacity.Slots`), to tell a queued timeout from a dead
+        #: server in the reason.
+        self.slots: Any = None
         #: What the server said when it last refused a response format (for the report).
         self.refusal = ""
         #: The error that stops the run, once one was seen.
@@ -207,7 +210,14 @@ class RetryPolicy:
                 return False
             raise CallFailed(f"HTTP {status}: {detail}")
         if isinstance(exc, TimeoutError | openai.APITimeoutError):
-            await self.retry(f"timed out after {self.settings.timeout_s:g} s", attempts, None)
+            in_flight = self.slots.in_use if self.slots is not None else 1
+            why = (
+                f"{in_flight} requests in flight: queued behind the others on a server that serves fewer at once?"
+                if in_flight > 1 else
+                f"the only request in flight: the server is slow or stuck; raise llm.endpoints.{endpoint.name}."
+                "timeout_s for a slow model"
+            )
+            await self.retry(f"timed out after {self.settings.timeout_s:g} s ({why})", attempts, None)
             return False
         if isinstance(exc, openai.APIConnectionError):
             self.limiter.settle(estimate, 0)

@@ -54,6 +54,16 @@ class EndpointSettings(BaseModel):
     embedding_model: str | None = Field(
         None, description="Model for /v1/embeddings; unset: GOLDSET_EMBEDDING_MODEL."
     )
+    embedding_base_url: str | None = Field(
+        None,
+        description="Server for /v1/embeddings when it is not base_url's (e.g. a separate embeddings server); "
+        "unset: GOLDSET_EMBEDDING_BASE_URL, else base_url.",
+    )
+    context_tokens: int | None = Field(
+        None, ge=1,
+        description="The model's context window in tokens (prompt + reply); unset: what the server says "
+        "(llama.cpp /props, vLLM /v1/models), else no limit. No call asks for more than fits.",
+    )
 
 
 class LLMSettings(BaseModel):
