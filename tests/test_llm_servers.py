@@ -104,3 +104,39 @@ def test_a_pinned_mode_is_used_and_said(fake_llm_factory: Any, ws: Workspace) ->
     report = generate(ws, chunks=CHUNKS[:1])
     assert [_mode(r.body) for r in fake.chat_requests()] == ["tool"]
     assert report.llm.format_line == "tool (set by llm.endpoints.generate.structured)"
+
+
+def test_max_tokens_never_asks_for_more_than_the_context_in_props_leaves(
+    fake_llm_factory: Any, tmp_path: Path
+) -> None:
+    fake: FakeOpenAI = fake_llm_factory(llama_cpp=True, n_ctx=512)
+    fake.add_responder("answer", lambda body: {"answer": "x", "score": 2})
+    endpoint = resolve_endpoint(None, overrides={"timeout_s": 5.0, "max_tokens": 4096, "structured": "json_object"})
+    messages = [{"role": "user", "content": "q"}]
+
+    async def go() -> Any:
+        with CallJournal(tmp_path / "calls.sqlite") as journal:
+            async with LLMClient(endpoint, journal) as llm:
+                return await llm.complete_json(messages, Answer, schema_name="answer"), llm.stats
+
+    result, _ = asyncio.run(go())
+    assert result.value == Answer(answer="x", score=2)
+    assert fake.props_requests == 1
+    sent = fake.chat_requests()[-1].body["max_tokens"]
+    assert 16 <= sent < 512  # the endpoint's 4096 would not fit a 512-token context
+
+
+def test_embeddings_go_to_their_own_server_when_embedding_base_url_is_set(
+    fake_llm_factory: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    embed_server: FakeOpenAI = fake_llm_factory()
+    chat_server: FakeOpenAI = fake_llm_factory()  # the environment points here
+    monkeypatch.setenv("GOLDSET_EMBEDDING_MODEL", "e5")
+    endpoint = resolve_endpoint(None, overrides={"timeout_s": 5.0, "embedding_base_url": embed_server.base_url})
+
+    async def go() -> Any:
+        async with LLMClient(endpoint) as llm:
+            return await llm.embed(["a question", "another"])
+
+    vectors = asyncio.run(go())
+    assert len(vectors) == 2 and embed_server.embedding_calls == 1 and chat_server.embedding_calls == 0

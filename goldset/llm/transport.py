@@ -157,27 +157,41 @@ class Transport:
         self.endpoint = endpoint
         self.timeout_s = endpoint.settings.timeout_s
         self._client: Any = None
+        self._embeddings_client: Any = None
         self._response_type: Any = None
+
+    def _build(self, base_url: str | None) -> Any:
+        from openai import AsyncOpenAI
+
+        return AsyncOpenAI(
+            api_key=self.endpoint.client_key(),
+            base_url=base_url,
+            max_retries=0,  # the retry loop and its budget are goldset's
+            timeout=self.timeout_s + 5.0,  # the hard per-request limit is asyncio's, in the requests below
+        )
 
     def sdk(self) -> Any:
         """The ``openai.AsyncOpenAI`` client, built on first use (importing openai costs ~0.5 s)."""
         if self._client is None:
-            from openai import AsyncOpenAI
-
             self._response_type = sdk_response_class()
-            self._client = AsyncOpenAI(
-                api_key=self.endpoint.client_key(),
-                base_url=self.endpoint.base_url,
-                max_retries=0,  # the retry loop and its budget are goldset's
-                timeout=self.timeout_s + 5.0,  # the hard per-request limit is asyncio's, in the requests below
-            )
+            self._client = self._build(self.endpoint.base_url)
         return self._client
 
+    def embeddings_sdk(self) -> Any:
+        """The client for /v1/embeddings: the endpoint's ``embedding_base_url`` server when set, else :meth:`sdk`."""
+        url = self.endpoint.embedding_base_url
+        if not url or url.rstrip("/") == (self.endpoint.base_url or "").rstrip("/"):
+            return self.sdk()
+        if self._embeddings_client is None:
+            self._embeddings_client = self._build(url)
+        return self._embeddings_client
+
     async def aclose(self) -> None:
-        """Close the SDK client and its connections (a later request builds a new one)."""
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
+        """Close the SDK clients and their connections (a later request builds new ones)."""
+        for client in (self._client, self._embeddings_client):
+            if client is not None:
+                await client.close()
+        self._client = self._embeddings_client = None
 
     async def chat(self, body: dict[str, Any], schema_name: str) -> ChatReply:
         """Post one chat completion (see the module docstring) and read its reply. ``schema_name`` goes out as the
@@ -195,7 +209,9 @@ class Transport:
     async def embeddings(self, model: str, texts: Sequence[str]) -> EmbeddingsReply:
         """Post one embeddings request for ``texts`` (float vectors)."""
         async with asyncio.timeout(self.timeout_s):
-            reply = await self.sdk().embeddings.create(model=model, input=list(texts), encoding_format="float")
+            reply = await self.embeddings_sdk().embeddings.create(
+                model=model, input=list(texts), encoding_format="float"
+            )
         vectors: list[list[float] | None] = [None] * len(texts)
         for item in reply.data:
             if 0 <= item.index < len(texts):
