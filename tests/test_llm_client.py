@@ -200,7 +200,7 @@ def test_never_valid_reply_is_a_recorded_failure_and_run_goes_on(fake_llm: FakeO
 
 def test_fallback_to_json_object_then_text_when_formats_are_rejected(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                                                                     ) -> None:
-    with FakeOpenAI(reject_json_schema=True, reject_json_object=True) as fake:
+    with FakeOpenAI(reject_json_schema=True, reject_json_object=True, reject_tools=True) as fake:
         fake.add_responder("answer", answer_responder)
         monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url)
         monkeypatch.setenv("OPENAI_API_KEY", fake.api_key)
@@ -216,9 +216,11 @@ def test_fallback_to_json_object_then_text_when_formats_are_rejected(tmp_path: P
         first, second, mode, stats = run(go())
         assert first.ok and second.ok and mode == "text"
         assert stats.retries == 0  # a fallback does not spend the retry budget
-        assert stats.fallbacks == 2 and stats.calls == 2 and stats.requests == 4 == fake.calls
-        formats = [(r.body.get("response_format") or {}).get("type") for r in fake.chat_requests()]
-        assert formats == ["json_schema", "json_object", None, None]  # the client remembers what works
+        assert stats.fallbacks == 3 and stats.calls == 2 and stats.requests == 5 == fake.calls
+        formats = [(r.body.get("response_format") or {}).get("type") or ("tool" if r.body.get("tools") else None)
+                   for r in fake.chat_requests()]
+        assert formats == ["json_schema", "json_object", "tool", None, None]  # the client remembers what works
+        assert stats.format_line == "text (server refused json_schema, json_object, tool)"
         text_request = fake.chat_requests()[-1].body["messages"]
         assert "JSON schema" in text_request[0]["content"] and '"answer"' in text_request[0]["content"]
         assert text_request[-1]["content"] == "q2"
@@ -234,7 +236,7 @@ def test_forced_json_object_mode_sends_schema_in_prompt(fake_llm: FakeOpenAI) ->
 
     assert run(go()).value == Answer(answer="x", score=1)
     body = fake_llm.chat_requests()[0].body
-    assert body["response_format"] == {"type": "json_object"}
+    assert body["response_format"] == {"type": "json_object", "schema": Answer.model_json_schema()}
     assert "JSON" in body["messages"][0]["content"]
 
 
@@ -380,7 +382,7 @@ def test_embeddings_batched_cached_and_model_required(fake_llm: FakeOpenAI, monk
 
 def test_a_format_400_that_no_mode_fixes_does_not_downgrade_the_client(fake_llm: FakeOpenAI) -> None:
     fake_llm.add_responder("answer", answer_responder)
-    fake_llm.inject(*[Fault("400", message="context too long for response_format handling")] * 3)
+    fake_llm.inject(*[Fault("400", message="context too long for response_format handling")] * 4)
     endpoint = resolve_endpoint(None, overrides=fast())
 
     async def go() -> Any:
@@ -391,11 +393,12 @@ def test_a_format_400_that_no_mode_fixes_does_not_downgrade_the_client(fake_llm:
             return bad, mode_after, good
 
     bad, mode_after, good = run(go())
-    assert not bad.ok and "HTTP 400" in (bad.error or "") and bad.attempts == 3
+    assert not bad.ok and "HTTP 400" in (bad.error or "") and bad.attempts == 4
     assert mode_after == "json_schema"
     assert good.ok
-    formats = [(r.body.get("response_format") or {}).get("type") for r in fake_llm.chat_requests()]
-    assert formats == ["json_schema", "json_object", None, "json_schema"]
+    formats = [(r.body.get("response_format") or {}).get("type") or ("tool" if r.body.get("tools") else None)
+               for r in fake_llm.chat_requests()]
+    assert formats == ["json_schema", "json_object", "tool", None, "json_schema"]
 
 
 def test_backoff_is_exponential_with_jitter_and_capped(fake_llm: FakeOpenAI) -> None:

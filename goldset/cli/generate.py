@@ -143,6 +143,7 @@ def _print_summary(report: GenerationReport) -> None:
         f"requests {llm.requests} sent  retries {llm.retries}  repairs {llm.repairs}  "
         f"format fallbacks {llm.fallbacks}  retry budget left {llm.retry_budget_left} of {llm.retry_budget}"
     )
+    out.print(f"format {llm.format_line}  parallelism {llm.concurrency_line}")
     out.print(
         f"pairs  kept {report.pairs_kept}  rejected {report.pairs_rejected}  malformed {report.items_failed}  "
         f"already present {report.pairs_existing}  asked for but not returned {report.pairs_missing}"

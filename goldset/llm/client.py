@@ -11,7 +11,10 @@ One :class:`LLMClient` per endpoint per run. Its parts, one module each:
 
 This module holds the structured call itself: the journal and the in-flight sharing of identical calls, the
 bounded pool (``concurrency``), and the conversation of one call — the structured-output mode (``json_schema``,
-falling back to ``json_object`` then ``text`` when the server refuses one) and the one repair attempt.
+falling back to ``json_object`` with the schema, a forced ``tool`` call, then ``text`` when the server refuses one)
+and the one repair attempt. The mode found is remembered for the endpoint's URL and model in the journal
+(:meth:`goldset.llm.CallJournal.fact`), so a later client of the run (the filters after generate) or a re-run
+does not probe the refused modes again; ``CallStats.format_line`` says which mode and why.
 
 Outcomes of :meth:`LLMClient.complete_json`:
 
@@ -40,6 +43,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from goldset.hashing import canonical_json
+from goldset.llm.capacity import ServerFacts, Slots, server_facts, starting_concurrency
 from goldset.llm.embeddings import Embedder
 from goldset.llm.journal import CallJournal, call_key_from_json, canonical_json_with
 from goldset.llm.ratelimit import RateLimiter
@@ -61,8 +65,14 @@ log = logging.getLogger("goldset.llm")
 DEFAULT_COMPLETION_ESTIMATE = 512
 #: How much of an invalid reply is shown back to the model in the repair attempt.
 REPAIR_ECHO_CHARS = 6000
-_NEXT_MODE = {"json_schema": "json_object", "json_object": "text"}
-_RANK = {"json_schema": 0, "json_object": 1, "text": 2}
+_NEXT_MODE = {"json_schema": "json_object", "json_object": "tool", "tool": "text"}
+_RANK = {"json_schema": 0, "json_object": 1, "tool": 2, "text": 3}
+#: How a cut-off failure's reason starts (:meth:`LLMClient._cut_off`): such a call is known to be cut off again.
+CUT_OFF_REASON = "the reply was cut off at max_tokens"
+
+
+def _format_fact(endpoint: Endpoint) -> str:
+    return f"structured-output mode {endpoint.url} {endpoint.model}"
 
 
 def _request(
@@ -110,6 +120,8 @@ class CallResult(Generic[T]):
     cost_usd: float | None
     model: str
     attempts: int
+    #: True when the reply was cut off at max_tokens (the caller may ask for less).
+    cut_off: bool = False
 
     @property
     def ok(self) -> bool:
@@ -148,13 +160,26 @@ class LLMClient:
         self.limiter = RateLimiter(self.settings.rpm, self.settings.tpm, clock=clock, sleep=sleep)
         self.policy = RetryPolicy(endpoint, self.stats, self.limiter, sleep=sleep, rng=rng)
         self.transport = Transport(endpoint)
-        self._pool = asyncio.Semaphore(self.settings.concurrency)
+        self._pool = Slots(self.settings.concurrency)
+        self.stats.concurrency = self.settings.concurrency
+        self._facts: ServerFacts | None = None
+        self._facts_lock = asyncio.Lock()
+        self._timeouts = 0
+        self.policy.slots = self._pool
         self._embedder = Embedder(
             endpoint, self.transport, self.policy, self._pool, journal, self.stats, use_cache=use_cache
         )
         self._auto = self.settings.structured == "auto"
         #: The structured-output mode calls start in (``auto`` moves it down when the server refuses one).
         self.mode: str = "json_schema" if self._auto else self.settings.structured
+        note = "" if self._auto else f"set by llm.endpoints.{endpoint.name}.structured"
+        if self._auto:
+            fact = journal.fact(_format_fact(endpoint)) if journal is not None else None
+            if isinstance(fact, dict) and fact.get("mode") in _RANK:
+                self.mode = fact["mode"]
+                note = f"{fact.get('note') or 'found earlier'}; remembered in the call journal"
+        self.stats.format, self.stats.format_note = self.mode, note
+        self._refused: list[str] = []
         self._in_flight: dict[str, asyncio.Future[CallResult[Any]]] = {}
 
     # -- lifecycle -------------------------------------------------------------------------------------------
@@ -169,6 +194,37 @@ class LLMClient:
         """Close the HTTP connections."""
         await self.transport.aclose()
 
+    # -- the server ------------------------------------------------------------------------------------------
+    async def server_facts(self) -> ServerFacts:
+        """What the server says about its context window and slots (:func:`goldset.llm.capacity.server_facts`),
+        asked once per client; the pool starts at the stated slots when they are fewer than ``concurrency``."""
+        if self._facts is None:
+            async with self._facts_lock:
+                if self._facts is None:
+                    facts = await asyncio.to_thread(server_facts, self.endpoint)
+                    limit, note = starting_concurrency(self.endpoint, facts)
+                    if self._pool.lower(limit):
+                        self.stats.concurrency, self.stats.concurrency_note = limit, note
+                    self._facts = facts
+        return self._facts
+
+    def _timed_out(self) -> None:
+        """A request timed out: with several in flight they were queued behind each other on a server that serves
+        fewer at once, so let fewer go (halving, down to one) and say why."""
+        self._timeouts += 1
+        in_flight = self._pool.in_use
+        if in_flight <= 1:
+            return
+        limit = max(1, min(self._pool.limit, in_flight) // 2)
+        if self._pool.lower(limit):
+            note = (
+                f"concurrency lowered to {limit}: {self._timeouts} request(s) timed out after "
+                f"{self.settings.timeout_s:g} s with {in_flight} in flight, queued on a server that serves fewer at "
+                f"once; set llm.endpoints.{self.endpoint.name}.concurrency: {limit} to start there"
+            )
+            log.warning("%s: %s", self.endpoint, note)
+            self.stats.concurrency, self.stats.concurrency_note = limit, note
+
     # -- the public calls ------------------------------------------------------------------------------------
     async def complete_json(
         self,
@@ -179,13 +235,27 @@ class LLMClient:
         temperature: float | None = None,
         seed: int | None = None,
         max_tokens: int | None = None,
+        known_cut_off: bool = False,
     ) -> CallResult[T]:
-        """One structured call: cached reply if the journal has one, else the endpoint (see module docstring)."""
+        """One structured call: cached reply if the journal has one, else the endpoint (see module docstring).
+
+        ``known_cut_off``: when the journal records this very call (same key, so the same max_tokens) as cut off
+        at max_tokens, return that failure (``cut_off`` set) without sending it again: for a caller that then asks
+        for less (generation asks for fewer pairs), so that its re-run makes no request."""
         self.policy.check()
         key, messages_json, params = _request(self.endpoint, messages, schema, temperature, seed, max_tokens)
         cached = self._from_cache(key, schema)
         if cached is not None:
             return cached
+        if known_cut_off and self.use_cache and self.journal is not None:
+            reason = next((e for _, e in reversed(self.journal.failures(key)) if e.startswith(CUT_OFF_REASON)), None)
+            if reason is not None:
+                return CallResult(
+                    value=None, error=reason, key=key, cached=True, usage=Usage(), cost_usd=0.0,
+                    model=self.endpoint.model, attempts=0, cut_off=True,
+                )
+        if self._facts is None:
+            await self.server_facts()  # once, before the first request goes out
         if self.use_cache:
             # The same call already in flight (e.g. two identical chunks): wait for it instead of paying twice.
             pending = self._in_flight.get(key)
@@ -274,7 +344,9 @@ class LLMClient:
             attempts=attempts,
         )
 
-    def _fail(self, key: str, reason: str, usage: Usage, attempts: int, schema_name: str) -> CallResult[Any]:
+    def _fail(
+        self, key: str, reason: str, usage: Usage, attempts: int, schema_name: str, cut_off: bool = False
+    ) -> CallResult[Any]:
         reason = self.endpoint.redact(reason)
         self.stats.failures += 1
         # info, not warning: the caller reports failed calls (a warning would print over its progress display)
@@ -286,7 +358,7 @@ class LLMClient:
             )
         return CallResult(
             value=None, error=reason, key=key, cached=False, usage=usage,
-            cost_usd=cost_usd(self.endpoint, usage), model=self.endpoint.model, attempts=attempts,
+            cost_usd=cost_usd(self.endpoint, usage), model=self.endpoint.model, attempts=attempts, cut_off=cut_off,
         )
 
     # -- one call: its requests, mode fallbacks and repair ---------------------------------------------------
@@ -295,12 +367,41 @@ class LLMClient:
         if finish_reason == "length":
             limit = max_tokens if max_tokens else "unset: the server's default"
             return (
-                f"the reply was cut off at max_tokens (finish_reason length, max_tokens {limit}); raise "
+                f"{CUT_OFF_REASON} (finish_reason length, max_tokens {limit}); raise "
                 f"llm.endpoints.{self.endpoint.name}.max_tokens"
             )
         if finish_reason == "content_filter":
             return "the server's content filter stopped the reply (finish_reason content_filter)"
         return None
+
+    def _fit_context(self, sent: list[dict[str, str]], params: dict[str, Any]) -> dict[str, Any]:
+        """``params`` with max_tokens no larger than what the model's context leaves after the prompt (when the
+        context is known); :class:`CallFailed` when the prompt alone does not fit."""
+        context = self._facts.context_tokens if self._facts is not None else None
+        if context is None:
+            return params
+        # estimate_tokens counts ~4 characters a token; small models' tokenizers take more: keep a tenth spare
+        room = int(context * 0.9) - estimate_tokens(sent)
+        if room < 16:
+            raise CallFailed(
+                f"the prompt (~{estimate_tokens(sent)} tokens) does not fit the model's context ({context} tokens, "
+                f"{self._facts.source if self._facts else ''}); use a model with a larger context or smaller chunks"
+            )
+        wanted = params["max_tokens"]
+        if wanted is not None and wanted <= room:
+            return params
+        return {**params, "max_tokens": room}
+
+    def _settle_mode(self, mode: str) -> None:
+        """Use ``mode`` from now on (it worked where stronger ones were refused), in this client and, through the
+        journal, in every later client of the run and later runs."""
+        refused = [m for m in self._refused if _RANK[m] < _RANK[mode]] or [self.mode]
+        note = f"server refused {', '.join(refused)}"
+        log.warning("%s: structured-output mode %s; using %s from now on", self.endpoint, note, mode)
+        self.mode = mode
+        self.stats.format, self.stats.format_note = mode, note
+        if self.journal is not None:
+            self.journal.put_fact(_format_fact(self.endpoint), {"mode": mode, "note": note})
 
     async def _call(
         self, key: str, messages: list[dict[str, str]], schema: type[T], schema_name: str, params: dict[str, Any],
@@ -316,21 +417,27 @@ class LLMClient:
         try:
             while True:
                 sent = convo if mode == "json_schema" else with_instruction(convo, schema_instruction(schema))
-                estimate = estimate_tokens(sent) + (params["max_tokens"] or DEFAULT_COMPLETION_ESTIMATE)
+                request_params = self._fit_context(sent, params)
+                estimate = estimate_tokens(sent) + (request_params["max_tokens"] or DEFAULT_COMPLETION_ESTIMATE)
                 if attempts >= self.settings.max_attempts:
                     raise CallFailed(f"{last_reason}; gave up after {attempts} attempts (max_attempts)")
                 await self.policy.before_request(estimate)
                 attempts += 1
                 self.stats.requests += 1
-                body = chat_body(self.endpoint.model, sent, mode, schema, schema_name, params)
+                body = chat_body(self.endpoint.model, sent, mode, schema, schema_name, request_params)
                 try:
                     reply = await self.transport.chat(body, schema_name)
                 except Exception as exc:  # classified by the policy; anything unknown is re-raised
+                    if isinstance(exc, TimeoutError) or type(exc).__name__ == "APITimeoutError":
+                        self._timed_out()
                     can_fall_back = self._auto and mode in _NEXT_MODE
                     if await self.policy.on_error(exc, attempts=attempts, estimate=estimate,
                                                   can_fall_back=can_fall_back):
-                        log.info("%s rejected response_format %s; trying %s", self.endpoint, mode, _NEXT_MODE[mode])
-                        last_reason = f"the server refused response_format {mode}"
+                        log.info("%s refused structured-output mode %s (%s); trying %s", self.endpoint, mode,
+                                 self.policy.refusal, _NEXT_MODE[mode])
+                        last_reason = f"the server refused structured-output mode {mode} ({self.policy.refusal})"
+                        if mode not in self._refused:
+                            self._refused.append(mode)
                         mode = _NEXT_MODE[mode]  # try this call in the weaker mode (not a retry)
                         self.stats.fallbacks += 1
                     continue
@@ -342,9 +449,7 @@ class LLMClient:
                 if _RANK[mode] > _RANK[self.mode]:
                     # The weaker mode worked where the stronger one was refused: use it from now on. Deciding only
                     # after a success keeps one odd 400 from downgrading the whole run.
-                    log.warning("%s: response_format %s is refused; using %s from now on", self.endpoint,
-                                self.mode, mode)
-                    self.mode = mode
+                    self._settle_mode(mode)
                 got = reply.usage
                 if got is None:  # the server sent no usage: estimate it, and say so
                     got = Usage(
@@ -354,11 +459,12 @@ class LLMClient:
                 usage = usage + got
                 self.stats.add_usage(got, cost_usd(self.endpoint, got))
                 self.policy.settle(estimate, got.total_tokens, reply.headers)
-                cut_off = self._cut_off(reply.finish_reason, params["max_tokens"])
+                cut_off = self._cut_off(reply.finish_reason, request_params["max_tokens"])
                 if cut_off:
                     # A repair would be cut off the same way; and a cut-off reply that happens to parse is still
                     # not the whole answer, so it is never kept.
-                    raise CallFailed(cut_off)
+                    return self._fail(key, cut_off, usage, attempts, schema_name,
+                                      cut_off=reply.finish_reason == "length")
                 try:
                     value = parse_reply(content or "", schema)
                 except ReplyError as exc:

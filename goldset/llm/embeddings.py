@@ -3,7 +3,6 @@ journal, through the same pool, rate limits, retry budget and fatal errors as th
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -18,6 +17,7 @@ from goldset.llm.usage import Usage, cost_usd
 from goldset.text import estimate_llm_tokens
 
 if TYPE_CHECKING:
+    from goldset.llm.capacity import Slots
     from goldset.llm.endpoints import Endpoint
 
 log = logging.getLogger("goldset.llm")
@@ -42,7 +42,7 @@ class Embedder:
         endpoint: Endpoint,
         transport: Transport,
         policy: RetryPolicy,
-        pool: asyncio.Semaphore,
+        pool: Slots,
         journal: CallJournal | None,
         stats: CallStats,
         *,

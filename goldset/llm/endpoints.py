@@ -62,6 +62,8 @@ class Endpoint:
     settings: EndpointSettings
     price: ModelPrice | None = None
     embedding_model: str | None = None
+    #: Server for /v1/embeddings when it is not ``base_url`` (None: ``base_url``).
+    embedding_base_url: str | None = None
     _api_key: str | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -165,8 +167,10 @@ def resolve_endpoint(
     elif model in settings.prices:
         price = settings.prices[model]
     embedding_model = es.embedding_model or ctx.getenv("GOLDSET_EMBEDDING_MODEL")
+    embedding_base_url = es.embedding_base_url or ctx.getenv("GOLDSET_EMBEDDING_BASE_URL")
     return Endpoint(
         name=name, model=model, base_url=base_url, settings=es, price=price, embedding_model=embedding_model,
+        embedding_base_url=embedding_base_url,
         _api_key=api_key,
     )
 

@@ -215,6 +215,20 @@ class CallJournal:
                 (key, model, schema_name, error, prompt_tokens, completion_tokens, attempts, time.time()),
             )
 
+    def fact(self, name: str) -> Any:
+        """What an earlier run learnt about a server under ``name`` (e.g. the structured-output mode it takes), or
+        ``None``. Stored as JSON in the ``meta`` table."""
+        with self._lock, self._errors():
+            row = self._db.execute("SELECT value FROM meta WHERE name = ?", (f"fact {name}",)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def put_fact(self, name: str, value: Any) -> None:
+        """Remember ``value`` (JSON) under ``name`` for later runs; committed when this returns."""
+        with self._lock, self._errors():
+            self._db.execute(
+                "INSERT OR REPLACE INTO meta(name, value) VALUES (?, ?)", (f"fact {name}", canonical_json(value))
+            )
+
     def count(self) -> int:
         """Successful calls stored."""
         with self._lock:

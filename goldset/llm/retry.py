@@ -11,8 +11,10 @@ A failed request is one of:
   server that worked and then dropped a connection or restarted): one retry is taken from ``retry_budget``
   (shared by every call of the client, so it bounds the whole run) and the call waits — exponential backoff with
   jitter, or the server's ``Retry-After``, which pauses *every* call of the client (the limit is the account's);
-* **a refused response format** — a 400/422 about ``response_format`` while ``structured: auto``: the call tries
-  the next weaker mode; this is not a retry and spends no budget;
+* **a refused response format** — a 400/422 about ``response_format`` (or tools), or a 5xx whose body is such a
+  validation message (llama.cpp's server answers ``json_schema`` with HTTP 500 "Input should be 'text' or
+  'json_object'"), while ``structured: auto``: the call tries the next weaker mode; this is not a retry and spends
+  no budget (:attr:`RetryPolicy.refusal` keeps what the server said);
 * anything else fails the call for good (:class:`CallFailed`), and the run goes on.
 
 A successful reply's ``x-ratelimit-remaining-*: 0`` headers also pause the client (:meth:`RetryPolicy.settle`).
@@ -40,7 +42,15 @@ log = logging.getLogger("goldset.llm")
 #: Longest pause a server can impose through Retry-After (a broken header must not stall a run for hours).
 MAX_SERVER_PAUSE_S = 300.0
 #: Words in a 400 that mean "this server does not support that response_format" (→ fall back to a weaker mode).
-_FORMAT_HINTS = ("response_format", "json_schema", "json_object", "schema", "structured", "guided", "format")
+_FORMAT_HINTS = (
+    "response_format", "json_schema", "json_object", "schema", "structured", "guided", "format", "tool",
+)
+#: Words of a validation message (a 5xx counts as a refused format only with one of these and a format hint:
+#: an ordinary server error is retried).
+_VALIDATION_HINTS = (
+    "input should be", "validation", "not supported", "unsupported", "invalid", "must be", "not allowed",
+    "unknown", "extra inputs",
+)
 #: A 400/422 that says the model does not exist (servers differ in code and wording; 404 is fatal anyway).
 _UNKNOWN_MODEL_RE = re.compile(r"\bmodel\b.{0,200}?\b(?:does not exist|not found|not exist)\b", re.IGNORECASE)
 
@@ -88,6 +98,15 @@ def connection_failure(exc: BaseException, url: str) -> tuple[bool, str]:
     return False, f"connection to {url} lost: {detail}"
 
 
+def refuses_format(status: int, detail: str) -> bool:
+    """True when an HTTP error says the server does not take the request's structured-output form: a 400/422
+    naming the format, or a 5xx whose message is a validation error naming it (see the module docstring)."""
+    lowered = detail.lower()
+    if not any(h in lowered for h in _FORMAT_HINTS):
+        return False
+    return status in (400, 422) or (status >= 500 and any(h in lowered for h in _VALIDATION_HINTS))
+
+
 class CallFailed(Exception):
     """The call failed for good; ``str()`` is the reason in one line (redacted before it is shown or stored)."""
 
@@ -114,6 +133,11 @@ class RetryPolicy:
         stats.retry_budget = self.settings.retry_budget
         #: True once a request got a successful reply: from then on a connection error is worth a retry.
         self.worked = False
+        #: The client's request slots (:class:`goldset.llm.capacity.Slots`), to tell a queued timeout from a dead
+        #: server in the reason.
+        self.slots: Any = None
+        #: What the server said when it last refused a response format (for the report).
+        self.refusal = ""
         #: The error that stops the run, once one was seen.
         self.fatal: EndpointError | None = None
         self._sleep = sleep
@@ -177,7 +201,8 @@ class RetryPolicy:
                     f"endpoint {endpoint}: the server does not know model {endpoint.model!r} (HTTP {status}: "
                     f"{detail}); check the model name (GOLDSET_MODEL or llm.endpoints.{endpoint.name}.model)"
                 )
-            if status in (400, 422) and can_fall_back and any(h in detail.lower() for h in _FORMAT_HINTS):
+            if can_fall_back and refuses_format(status, detail):
+                self.refusal = f"HTTP {status}: {detail}"
                 return True  # a fallback is not a retry: it does not spend the budget
             if status == 429 or status >= 500 or status == 408:
                 server_wait = retry_after_seconds({k.lower(): v for k, v in exc.response.headers.items()})
@@ -185,7 +210,14 @@ class RetryPolicy:
                 return False
             raise CallFailed(f"HTTP {status}: {detail}")
         if isinstance(exc, TimeoutError | openai.APITimeoutError):
-            await self.retry(f"timed out after {self.settings.timeout_s:g} s", attempts, None)
+            in_flight = self.slots.in_use if self.slots is not None else 1
+            why = (
+                f"{in_flight} requests in flight: queued behind the others on a server that serves fewer at once?"
+                if in_flight > 1 else
+                f"the only request in flight: the server is slow or stuck; raise llm.endpoints.{endpoint.name}."
+                "timeout_s for a slow model"
+            )
+            await self.retry(f"timed out after {self.settings.timeout_s:g} s ({why})", attempts, None)
             return False
         if isinstance(exc, openai.APIConnectionError):
             self.limiter.settle(estimate, 0)

@@ -10,7 +10,7 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 Role = Literal["generate", "judge"]
-StructuredMode = Literal["auto", "json_schema", "json_object", "text"]
+StructuredMode = Literal["auto", "json_schema", "json_object", "tool", "text"]
 
 
 class ModelPrice(BaseModel):
@@ -43,7 +43,9 @@ class EndpointSettings(BaseModel):
     backoff_base_s: float = Field(1.0, ge=0, description="First retry wait; doubles per attempt, with jitter.")
     backoff_max_s: float = Field(60.0, ge=0, description="Longest retry wait.")
     structured: StructuredMode = Field(
-        "auto", description="Structured-output mode; auto falls back json_schema → json_object → text when refused."
+        "auto",
+        description="Structured-output mode; auto falls back json_schema → json_object (with the schema) → tool "
+        "(a forced function call) → text when the server refuses one, and remembers what works in the journal.",
     )
     temperature: float = Field(0.2, ge=0, le=2, description="Sampling temperature.")
     max_tokens: int | None = Field(None, ge=1, description="Reply limit sent with each call (unset: the server's).")
@@ -51,6 +53,16 @@ class EndpointSettings(BaseModel):
     price_output_per_mtok: float | None = Field(None, ge=0, description="USD per million completion tokens.")
     embedding_model: str | None = Field(
         None, description="Model for /v1/embeddings; unset: GOLDSET_EMBEDDING_MODEL."
+    )
+    embedding_base_url: str | None = Field(
+        None,
+        description="Server for /v1/embeddings when it is not base_url's (e.g. a separate embeddings server); "
+        "unset: GOLDSET_EMBEDDING_BASE_URL, else base_url.",
+    )
+    context_tokens: int | None = Field(
+        None, ge=1,
+        description="The model's context window in tokens (prompt + reply); unset: what the server says "
+        "(llama.cpp /props, vLLM /v1/models), else no limit. No call asks for more than fits.",
     )
 
 

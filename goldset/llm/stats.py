@@ -37,6 +37,24 @@ class CallStats:
     unpriced_requests: int = 0
     #: The run's retry budget (``retry_budget`` of the endpoint); every retry spends one.
     retry_budget: int = 0
+    #: The structured-output mode the calls use now (:data:`goldset.llm.structured.MODES`), and why, in words
+    #: ("server refused json_schema", "set by llm.endpoints.generate.structured"; empty: the first one worked).
+    format: str = ""
+    format_note: str = ""
+    #: Requests the client lets go at once, and why it is not the configured concurrency (empty: it is).
+    concurrency: int = 0
+    concurrency_note: str = ""
+
+    @property
+    def format_line(self) -> str:
+        """``json_object (server refused json_schema)``: the mode and why, for reports."""
+        return f"{self.format} ({self.format_note})" if self.format_note else self.format
+
+    @property
+    def concurrency_line(self) -> str:
+        """``1 request(s) at once (…why)``, for reports."""
+        return f"{self.concurrency} request(s) at once" + (f" ({self.concurrency_note})" if self.concurrency_note
+                                                            else "")
 
     @property
     def retry_budget_left(self) -> int:

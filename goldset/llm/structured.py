@@ -1,9 +1,13 @@
 """Structured output: the pydantic schema as a strict ``json_schema`` response format, and the fallbacks.
 
-Endpoints differ: OpenAI, vLLM and recent Ollama accept ``response_format: json_schema``; others only
-``json_object``; some accept neither. In every mode the reply is validated with pydantic, so the modes differ
-only in how hard the server is held to the schema. In the weaker modes the schema is also written into the
-prompt.
+Endpoints differ: OpenAI, vLLM and recent Ollama accept ``response_format: json_schema``; llama.cpp's server and
+llama-cpp-python refuse it but accept ``{"type": "json_object", "schema": …}`` (which they enforce with a grammar)
+and forced tool calls; others accept none of these. The modes, strongest first (:data:`MODES`): ``json_schema``,
+``json_object`` (the schema sent along: servers that can use it do, the others ignore it), ``tool`` (one function
+whose parameters are the schema, its call forced with ``tool_choice``; the arguments are the reply) and ``text``
+(plain JSON asked for in the prompt, with the repair attempt). In every mode the reply is validated with pydantic,
+so the modes differ only in how hard the server is held to the schema. In the weaker modes the schema is also
+written into the prompt.
 
 A reply is one whole JSON document: surrounding whitespace, one Markdown code fence around it and a reasoning
 model's leading ``<think>…</think>`` block are allowed, nothing else. Digging "the first JSON object" out of a
@@ -27,7 +31,7 @@ from goldset.io import describe_validation_error
 
 T = TypeVar("T", bound=BaseModel)
 
-MODES = ("json_schema", "json_object", "text")
+MODES = ("json_schema", "json_object", "tool", "text")
 
 #: Leading reasoning blocks (deepseek-r1, qwen3… through Ollama's OpenAI API): closed, and only before the document.
 _THINK_RE = re.compile(r"\A(?:\s*<think>.*?</think>)+", re.DOTALL | re.IGNORECASE)
@@ -98,6 +102,23 @@ def response_format_json_schema(schema: type[BaseModel], name: str) -> dict[str,
         "type": "json_schema",
         "json_schema": {"name": _NAME_RE.sub("_", name)[:64] or "reply", "schema": body, "strict": strict},
     }
+
+
+@functools.lru_cache(maxsize=256)
+def response_format_json_object(schema: type[BaseModel]) -> dict[str, Any]:
+    """``response_format`` for json_object mode: the schema goes along (llama.cpp constrains the reply to it; other
+    servers ignore the extra key). Cached: treat the result as read-only."""
+    return {"type": "json_object", "schema": schema_json(schema)}
+
+
+@functools.lru_cache(maxsize=256)
+def tool_choice(schema: type[BaseModel], name: str) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """``tools`` and ``tool_choice`` for tool mode: one function taking the schema as its parameters, its call
+    forced. Cached: treat the result as read-only."""
+    fn = _NAME_RE.sub("_", name)[:64] or "reply"
+    tools = [{"type": "function", "function": {"name": fn, "description": "Give the reply.",
+                                               "parameters": schema_json(schema)}}]
+    return tools, {"type": "function", "function": {"name": fn}}
 
 
 @functools.lru_cache(maxsize=256)

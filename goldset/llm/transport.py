@@ -18,13 +18,14 @@ of the HTTP library the SDK runs on (:func:`sdk_response_class`), which every re
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from goldset.llm.structured import response_format_json_schema
+from goldset.llm.structured import response_format_json_object, response_format_json_schema, tool_choice
 from goldset.llm.usage import Usage
 
 if TYPE_CHECKING:
@@ -58,14 +59,16 @@ def chat_body(
     params: Mapping[str, Any],
 ) -> dict[str, Any]:
     """The JSON body of one chat completion, keys in the order ``create`` sends them. ``mode`` is the structured
-    output mode (``json_schema``, ``json_object`` or ``text``); ``params`` holds temperature, seed and max_tokens."""
+    output mode (:data:`goldset.llm.structured.MODES`); ``params`` holds temperature, seed and max_tokens."""
     body: dict[str, Any] = {"model": model, "messages": messages}
     if params.get("max_tokens"):
         body["max_tokens"] = params["max_tokens"]
     if mode == "json_schema":
         body["response_format"] = response_format_json_schema(schema, schema_name)
     elif mode == "json_object":
-        body["response_format"] = {"type": "json_object"}
+        body["response_format"] = response_format_json_object(schema)
+    elif mode == "tool":
+        body["tools"], body["tool_choice"] = tool_choice(schema, schema_name)
     if params.get("seed") is not None:
         body["seed"] = params["seed"]
     body["temperature"] = params["temperature"]
@@ -103,7 +106,8 @@ def _tokens(value: Any) -> int:
 
 
 def read_chat_reply(http: Any) -> ChatReply:
-    """The fields goldset uses of a chat completion response (``choices[0].message.content`` / ``.refusal``,
+    """The fields goldset uses of a chat completion response (``choices[0].message.content`` / ``.refusal``, or the
+    arguments of ``.tool_calls[0]`` when there is no content,
     ``choices[0].finish_reason``, ``usage.prompt_tokens`` / ``.completion_tokens``), read from its JSON body.
 
     Raises :class:`ValueError` when the body is not JSON or these fields do not have the types of the API's
@@ -127,9 +131,18 @@ def read_chat_reply(http: Any) -> ChatReply:
     message = choice.get("message") if isinstance(choice, dict) else None
     if not isinstance(message, dict):
         raise ValueError("choices[0].message is not an object")
+    content = _text_or_none(message.get("content"), "choices[0].message.content")
+    calls = message.get("tool_calls")
+    if not content and isinstance(calls, list) and calls:
+        # tool mode: the reply is the arguments of the (forced) call
+        fn = calls[0].get("function") if isinstance(calls[0], dict) else None
+        arguments = fn.get("arguments") if isinstance(fn, dict) else None
+        if isinstance(arguments, dict):  # some servers send the object itself
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        content = _text_or_none(arguments, "choices[0].message.tool_calls[0].function.arguments")
     return ChatReply(
         has_choice=True,
-        content=_text_or_none(message.get("content"), "choices[0].message.content"),
+        content=content,
         refusal=_text_or_none(message.get("refusal"), "choices[0].message.refusal"),
         finish_reason=_text_or_none(choice.get("finish_reason"), "choices[0].finish_reason"),
         usage=usage,
@@ -144,27 +157,41 @@ class Transport:
         self.endpoint = endpoint
         self.timeout_s = endpoint.settings.timeout_s
         self._client: Any = None
+        self._embeddings_client: Any = None
         self._response_type: Any = None
+
+    def _build(self, base_url: str | None) -> Any:
+        from openai import AsyncOpenAI
+
+        return AsyncOpenAI(
+            api_key=self.endpoint.client_key(),
+            base_url=base_url,
+            max_retries=0,  # the retry loop and its budget are goldset's
+            timeout=self.timeout_s + 5.0,  # the hard per-request limit is asyncio's, in the requests below
+        )
 
     def sdk(self) -> Any:
         """The ``openai.AsyncOpenAI`` client, built on first use (importing openai costs ~0.5 s)."""
         if self._client is None:
-            from openai import AsyncOpenAI
-
             self._response_type = sdk_response_class()
-            self._client = AsyncOpenAI(
-                api_key=self.endpoint.client_key(),
-                base_url=self.endpoint.base_url,
-                max_retries=0,  # the retry loop and its budget are goldset's
-                timeout=self.timeout_s + 5.0,  # the hard per-request limit is asyncio's, in the requests below
-            )
+            self._client = self._build(self.endpoint.base_url)
         return self._client
 
+    def embeddings_sdk(self) -> Any:
+        """The client for /v1/embeddings: the endpoint's ``embedding_base_url`` server when set, else :meth:`sdk`."""
+        url = self.endpoint.embedding_base_url
+        if not url or url.rstrip("/") == (self.endpoint.base_url or "").rstrip("/"):
+            return self.sdk()
+        if self._embeddings_client is None:
+            self._embeddings_client = self._build(url)
+        return self._embeddings_client
+
     async def aclose(self) -> None:
-        """Close the SDK client and its connections (a later request builds a new one)."""
-        if self._client is not None:
-            await self._client.close()
-            self._client = None
+        """Close the SDK clients and their connections (a later request builds new ones)."""
+        for client in (self._client, self._embeddings_client):
+            if client is not None:
+                await client.close()
+        self._client = self._embeddings_client = None
 
     async def chat(self, body: dict[str, Any], schema_name: str) -> ChatReply:
         """Post one chat completion (see the module docstring) and read its reply. ``schema_name`` goes out as the
@@ -182,7 +209,9 @@ class Transport:
     async def embeddings(self, model: str, texts: Sequence[str]) -> EmbeddingsReply:
         """Post one embeddings request for ``texts`` (float vectors)."""
         async with asyncio.timeout(self.timeout_s):
-            reply = await self.sdk().embeddings.create(model=model, input=list(texts), encoding_format="float")
+            reply = await self.embeddings_sdk().embeddings.create(
+                model=model, input=list(texts), encoding_format="float"
+            )
         vectors: list[list[float] | None] = [None] * len(texts)
         for item in reply.data:
             if 0 <= item.index < len(texts):

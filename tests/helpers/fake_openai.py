@@ -25,6 +25,15 @@ send it) and ``"length"`` (the same cut with ``finish_reason: length``, as when 
 ``"disconnect"`` (the connection is closed without a response). Switches: ``reject_json_schema`` /
 ``reject_json_object`` answer 400 to those response formats (to test the fallback); ``known_models`` answers
 ``unknown_model_status`` (404, or 400 as some servers do) with ``model_not_found`` to other models.
+``reject_tools`` answers 400 to a request with ``tools``; otherwise a request that forces a tool call
+(``tool_choice``) gets the responder's content as the call's arguments (``finish_reason: tool_calls``).
+``llama_cpp=True`` answers like llama-cpp-python's server: ``json_schema`` gets HTTP 500 with its validation message
+("Input should be 'text' or 'json_object'"), ``json_object`` with a schema and forced tool calls work, and
+``GET /props`` (at the server root) says ``n_ctx`` and ``total_slots``. ``total_slots=N`` serves at most N chat
+completions at once, the others wait their turn as on a llama.cpp server (``None``: no limit);
+``honour_max_tokens=True`` cuts a reply longer than the request's ``max_tokens`` (counted with
+``estimate_llm_tokens``) and marks it ``finish_reason: length``, as a real server does; ``n_ctx`` is what
+``/props`` states.
 ``Fault(kind, retry_after=, delay=, reset=, message=, code=, keep=)`` tunes one fault (e.g. ``Fault("429",
 code="insufficient_quota")``). ``max_in_flight`` is the most chat requests handled at once (to check a
 concurrency bound).
@@ -159,6 +168,11 @@ class FakeOpenAI:
         known_models: set[str] | None = None,
         unknown_model_status: int = 404,
         embedding_dim: int = 64,
+        reject_tools: bool = False,
+        llama_cpp: bool = False,
+        total_slots: int | None = None,
+        honour_max_tokens: bool = False,
+        n_ctx: int = 8192,
     ) -> None:
         self.api_key = api_key
         self.latency_s = latency_s
@@ -167,6 +181,13 @@ class FakeOpenAI:
         self.known_models = known_models
         self.unknown_model_status = unknown_model_status
         self.embedding_dim = embedding_dim
+        self.reject_tools = reject_tools
+        self.llama_cpp = llama_cpp
+        self.total_slots = total_slots
+        self._slots = threading.Semaphore(total_slots) if total_slots else None
+        self.honour_max_tokens = honour_max_tokens
+        self.n_ctx = n_ctx
+        self.props_requests = 0
         self.calls = 0
         self.embedding_calls = 0
         self.prompt_tokens = 0
@@ -273,6 +294,13 @@ class FakeOpenAI:
         if self.known_models is not None and model not in self.known_models:
             return self.unknown_model_status, _error(f"The model `{model}` does not exist.", "model_not_found"), extra
         fmt = (body.get("response_format") or {}).get("type")
+        if fmt == "json_schema" and self.llama_cpp:
+            # what llama-cpp-python 0.3.x answers (a pydantic validation error, as HTTP 500)
+            return 500, _error("[{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), 'msg': "
+                               "\"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}]",
+                               "internal_server_error"), extra
+        if body.get("tools") and self.reject_tools:
+            return 400, _error("tools are not supported by this server", "bad_request"), extra
         if fmt == "json_schema" and self.reject_json_schema:
             return 400, _error("response_format json_schema is not supported by this server", "bad_format"), extra
         if fmt == "json_object" and self.reject_json_object:
@@ -291,17 +319,27 @@ class FakeOpenAI:
             content = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
             if fault is not None and kind in ("truncated", "length"):
                 content = content[: int(len(content) * fault.keep)]
+        finish = "length" if kind == "length" else "stop"
+        limit = body.get("max_tokens")
+        if self.honour_max_tokens and isinstance(limit, int) and estimate_llm_tokens(content) > limit:
+            while content and estimate_llm_tokens(content) > limit:
+                content = content[: int(len(content) * 0.9)]
+            finish = "length"
         prompt = sum(estimate_llm_tokens(str(m.get("content", ""))) for m in body.get("messages", []))
         completion = estimate_llm_tokens(content)
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        forced = (body.get("tool_choice") or {}) if isinstance(body.get("tool_choice"), dict) else {}
+        if body.get("tools") and forced.get("function"):
+            message = {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "call_fake", "type": "function",
+                 "function": {"name": forced["function"].get("name"), "arguments": content}}]}
+            finish = "tool_calls" if finish == "stop" else finish
         reply: dict[str, Any] = {
             "id": f"chatcmpl-fake{self.calls}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": model,
-            "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": content},
-                 "finish_reason": "length" if kind == "length" else "stop"}
-            ],
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
         }
         if kind != "no_usage":
             reply["usage"] = {"prompt_tokens": prompt, "completion_tokens": completion,
@@ -379,7 +417,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(data)
 
     def do_GET(self) -> None:
-        if self.path.rstrip("/").endswith("/models"):
+        if self.path.rstrip("/") == "/props" and self.fake.llama_cpp:
+            with self.fake._lock:
+                self.fake.props_requests += 1
+            self._send(200, {"total_slots": self.fake.total_slots or 1,
+                             "default_generation_settings": {"n_ctx": self.fake.n_ctx}})
+        elif self.path.rstrip("/").endswith("/models"):
             models = sorted(self.fake.known_models or ["fake-model"])
             data = [{"id": m, "object": "model", "owned_by": "fake"} for m in models]
             self._send(200, {"object": "list", "data": data})
@@ -414,7 +457,11 @@ class _Handler(BaseHTTPRequestHandler):
                 self.fake.in_flight += 1
                 self.fake.max_in_flight = max(self.fake.max_in_flight, self.fake.in_flight)
             try:
-                status, payload, extra = self.fake._chat(body, headers, fault)
+                if self.fake._slots is not None:
+                    with self.fake._slots:  # the others wait their turn, as on a server with N slots
+                        status, payload, extra = self.fake._chat(body, headers, fault)
+                else:
+                    status, payload, extra = self.fake._chat(body, headers, fault)
             finally:
                 with self.fake._lock:
                     self.fake.in_flight -= 1
