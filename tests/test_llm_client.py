@@ -656,3 +656,18 @@ def test_the_counters_are_what_the_server_saw(fake_llm: FakeOpenAI) -> None:
     assert sum(r.attempts for r in results) == stats.requests
     assert (stats.prompt_tokens, stats.completion_tokens) == (fake_llm.prompt_tokens, fake_llm.completion_tokens)
     assert stats.as_dict()["retry_budget_left"] == 7
+
+
+def test_a_server_that_cannot_embed_says_why(fake_llm: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The server's reason is kept (the filter printed only "29 question(s) got no vector")."""
+    fake_llm.embeddings_error = "This server does not support embeddings. Start it with `--embeddings`"
+    monkeypatch.setenv("GOLDSET_EMBEDDING_MODEL", "fake-embed")
+    endpoint = resolve_endpoint(None, overrides=fast())
+
+    async def go() -> tuple[list[Any], list[str]]:
+        async with LLMClient(endpoint) as llm:
+            return await llm.embed(["a question", "another question"]), llm.embedding_errors
+
+    vectors, errors = run(go())
+    assert vectors == [None, None]
+    assert len(errors) == 1 and "does not support embeddings" in errors[0], errors

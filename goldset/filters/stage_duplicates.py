@@ -279,10 +279,12 @@ async def embed_questions(
     async with session(run.ws, endpoint) as client:
         vectors = await client.embed([p.question for p in everyone])
         run.report.embedding = client.stats.as_dict()
+        errors = client.embedding_errors
     missing = sum(1 for v in vectors if v is None)
     if missing:
+        why = f" ({errors[0]})" if errors else ""
         run.report.judge_errors.append(
-            f"embeddings: {missing} question(s) got no vector; lexical duplicates only there"
+            f"embeddings: {missing} question(s) got no vector{why}; lexical duplicates only there"
         )
     return vectors
 

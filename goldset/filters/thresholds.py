@@ -107,14 +107,19 @@ def calibrate_semantic_threshold(ctx: Context, labelled: Path) -> ThresholdCalib
         )
     texts = sorted({q for r in rows for q in (r.question_a, r.question_b)})
 
+    errors: list[str] = []
+
     async def embed() -> list[list[float] | None]:
         async with session(ctx, endpoint) as client:
-            return await client.embed(texts)
+            got = await client.embed(texts)
+            errors.extend(client.embedding_errors)
+            return got
 
     vectors = dict(zip(texts, asyncio.run(embed()), strict=True))
     missing = [t for t, v in vectors.items() if v is None]
     if missing:
-        raise RunFailed(f"{len(missing)} question(s) got no vector from {model} (e.g. {missing[0][:60]!r})")
+        why = f": {errors[0]}" if errors else ""
+        raise RunFailed(f"{len(missing)} question(s) got no vector from {model} (e.g. {missing[0][:60]!r}){why}")
     cosines = []
     for r in rows:
         _, mat = unit_rows([vectors[r.question_a], vectors[r.question_b]])

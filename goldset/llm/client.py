@@ -301,6 +301,11 @@ class LLMClient:
         """
         return await self._embedder.embed(texts, model=model, batch_size=batch_size)
 
+    @property
+    def embedding_errors(self) -> list[str]:
+        """Why :meth:`embed` batches got no vectors: the server's reasons (redacted), in the order they failed."""
+        return self._embedder.errors
+
     # -- the journal -----------------------------------------------------------------------------------------
     def _from_cache(self, key: str, schema: type[T]) -> CallResult[T] | None:
         if not self.use_cache or self.journal is None:

@@ -55,6 +55,8 @@ class Embedder:
         self.journal = journal
         self.stats = stats
         self.use_cache = use_cache
+        #: Why batches got no vectors (the server's reason, redacted), in the order they failed.
+        self.errors: list[str] = []
 
     async def embed(self, texts: Sequence[str], *, model: str | None, batch_size: int) -> list[list[float] | None]:
         """See :meth:`goldset.llm.LLMClient.embed`."""
@@ -105,6 +107,7 @@ class Embedder:
         except CallFailed as fail:
             reason = self.endpoint.redact(str(fail))
             self.stats.failures += 1
+            self.errors.append(reason)
             log.info("%s: embeddings failed: %s", self.endpoint, reason)
             if self.journal is not None:
                 for key in keys:

@@ -173,6 +173,7 @@ class FakeOpenAI:
         total_slots: int | None = None,
         honour_max_tokens: bool = False,
         n_ctx: int = 8192,
+        embeddings_error: str | None = None,
     ) -> None:
         self.api_key = api_key
         self.latency_s = latency_s
@@ -187,6 +188,9 @@ class FakeOpenAI:
         self._slots = threading.Semaphore(total_slots) if total_slots else None
         self.honour_max_tokens = honour_max_tokens
         self.n_ctx = n_ctx
+        #: A server that cannot embed: /v1/embeddings answers HTTP 501 with this message (llama.cpp without
+        #: --embeddings says so).
+        self.embeddings_error = embeddings_error
         self.props_requests = 0
         self.calls = 0
         self.embedding_calls = 0
@@ -353,6 +357,8 @@ class FakeOpenAI:
         return 200, reply, extra
 
     def _embeddings(self, body: dict[str, Any]) -> tuple[int, dict, dict]:
+        if self.embeddings_error is not None:
+            return 501, {"error": {"code": 501, "message": self.embeddings_error, "type": "not_supported_error"}}, {}
         inputs = body.get("input")
         texts = [inputs] if isinstance(inputs, str) else list(inputs or [])
         data = []
