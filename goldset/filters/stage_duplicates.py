@@ -331,7 +331,13 @@ def add_stats(a: Mapping[str, Any] | None, b: Mapping[str, Any]) -> dict[str, An
     from goldset.llm import CallStats
 
     fields = CallStats.__dataclass_fields__
-    out: dict[str, Any] = {k: (a or {}).get(k, 0) + b.get(k, 0) for k in fields}
+    out: dict[str, Any] = {}
+    for k in fields:
+        x, y = (a or {}).get(k), b.get(k)
+        if isinstance(x, int | float) or isinstance(y, int | float):
+            out[k] = (x or 0) + (y or 0)
+        else:  # a note (concurrency_note): the first client's that has one
+            out[k] = x or y
     out["retry_budget_left"] = out["retry_budget"] - out["retries"]
     return out
 
