@@ -32,7 +32,7 @@ $(LS_BIN):
 $(INTEROP_PY).ok:
 	$(PYTHON) -m venv $(INTEROP_VENV)
 	$(INTEROP_PY) -m pip install -q --upgrade pip
-	$(INTEROP_PY) -m pip install -q 'ragas>=0.3,<0.5' 'langchain-community<0.4' 'deepeval>=3,<5'
+	$(INTEROP_PY) -m pip install -q 'ragas>=0.3,<0.5' rapidfuzz 'langchain-community<0.4' 'deepeval>=3,<5'
 	@touch $@
 
 $(LLAMA_PY).ok:

@@ -36,7 +36,7 @@ def ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_export_then_import_into_another_workspace(ws: Path, tmp_path: Path) -> None:
     golden = [p for p in interop_data.make_pairs() if p.status.value in ("passed", "accepted")]
     n, quotes = len(golden), sum(len(p.evidence) for p in golden)
-    result = runner.invoke(app, ["export", "--format", "ragas", "--out", "golden.jsonl"])
+    result = runner.invoke(app, ["export", "--format", "ragas", "--out", "golden.jsonl", "--contexts", "quotes"])
     assert result.exit_code == 0, result.output
     assert f"wrote {n} pair(s) of" in result.output and "the golden set (passed and accepted pairs)" in result.output
     assert "user_input ← question" in result.output and "question_type ← question_type (extra column" in result.output
@@ -131,7 +131,8 @@ def eval_ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_a_run_folder_exports_as_ragas_rows_with_goldsets_scores(eval_ws: Path) -> None:
     assert runner.invoke(app, ["eval", "--run", "run.jsonl"]).exit_code == 0
     (run_dir,) = (eval_ws / "runs").iterdir()
-    result = runner.invoke(app, ["export", "-f", "ragas", "--run", str(run_dir), "--out", "ragas-run.jsonl"])
+    result = runner.invoke(app, ["export", "-f", "ragas", "--run", str(run_dir), "--out", "ragas-run.jsonl",
+                                 "--contexts", "quotes"])
     assert result.exit_code == 0, result.output
     assert "response ← the sample's answer" in result.output and "1 failed sample(s)" in result.output
     rows = {r["goldset_id"]: r for r in map(json.loads, (eval_ws / "ragas-run.jsonl").read_text().splitlines())}

@@ -179,7 +179,8 @@ def test_ragas_rows_follow_the_single_turn_sample_schema(dataset: Path, tmp_path
         assert len(row["reference_contexts"]) == len(row["reference_context_ids"]) == len(row["reference_doc_ids"])
     zh = next(r for r in rows if r["goldset_id"] == "p-zh-factual")
     assert zh["user_input"] == "袋熊需要哪个版本的 Python？"
-    assert zh["reference_contexts"] == ["袋熊需要 Python 3.12 或更高版本。"]
+    chunk = "用 pip install wombat 安装袋熊。袋熊需要 Python 3.12 或更高版本。"
+    assert zh["reference_contexts"] == [chunk], "the cited chunk's whole text (the default)"
 
 
 def _library(library: str) -> None:
@@ -280,3 +281,48 @@ def test_ragas_run_rows_follow_the_schema_and_load(tmp_path: Path) -> None:
     loaded = run_with_library("ragas", RAGAS_LOAD, str(out))
     assert [s["response"] for s in loaded] == [r["response"] for r in rows]
     assert [s.get("retrieved_contexts", []) for s in loaded] == [r["retrieved_contexts"] for r in rows]
+
+
+#: RAGAS' non-LLM context recall and precision (ragas 0.4: string similarity of whole contexts) of the export in
+#: argv[2], the retrieved contexts being the cited chunks (the reference contexts of the chunks export in argv[1]).
+RAGAS_NON_LLM_SCORES = """
+import asyncio, json, sys, warnings
+warnings.simplefilter("ignore")
+from ragas import EvaluationDataset
+from ragas.dataset_schema import SingleTurnSample
+from ragas.metrics import NonLLMContextPrecisionWithReference, NonLLMContextRecall
+chunks = EvaluationDataset.from_jsonl(sys.argv[1]).samples
+refs = EvaluationDataset.from_jsonl(sys.argv[2]).samples
+recall, precision = NonLLMContextRecall(), NonLLMContextPrecisionWithReference()
+async def main():
+    out = []
+    for c, r in zip(chunks, refs, strict=True):
+        if not c.reference_contexts:
+            continue  # an unanswerable pair cites nothing: recall is undefined (nan)
+        s = SingleTurnSample(user_input=r.user_input, retrieved_contexts=c.reference_contexts,
+                             reference_contexts=r.reference_contexts)
+        out.append([await recall.single_turn_ascore(s), await precision.single_turn_ascore(s)])
+    return out
+print(json.dumps(asyncio.run(main())))
+"""
+
+
+def test_ragas_non_llm_context_metrics_score_the_export(dataset: Path, tmp_path: Path) -> None:
+    """The cited chunks as reference contexts (the default) are what RAGAS' non-LLM context metrics can compare:
+    retrieving exactly the cited chunks scores 1; the quotes (``contexts="quotes"``) score far lower (0.34 / 0.37
+    here, where the fixture's chunks are one or two sentences and a quote is often most of its chunk; 0.000 on real
+    chunks, issue 21)."""
+    _library("ragas")
+    chunks, quotes = tmp_path / "chunks.jsonl", tmp_path / "quotes.jsonl"
+    export_pairs("ragas", chunks, dataset=dataset, status="all")
+    export_pairs("ragas", quotes, dataset=dataset, status="all", contexts="quotes")
+
+    def means(ref: Path) -> tuple[float, float]:
+        scores = run_with_library("ragas", RAGAS_NON_LLM_SCORES, str(chunks), str(ref))
+        assert len(scores) == sum(1 for p in make_pairs() if p.evidence) > 0
+        return sum(s[0] for s in scores) / len(scores), sum(s[1] for s in scores) / len(scores)
+
+    recall, precision = means(chunks)
+    assert recall >= 0.99 and precision >= 0.99, (recall, precision)
+    q_recall, q_precision = means(quotes)
+    assert q_recall <= 0.5 and q_precision <= 0.5, (q_recall, q_precision)

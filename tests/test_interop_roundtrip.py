@@ -42,7 +42,7 @@ def test_every_pair_field_is_either_carried_or_listed_as_lost() -> None:
 @pytest.mark.parametrize("name", sorted(FORMATS))
 def test_round_trip_keeps_what_the_format_carries(name: str, dataset: Path, tmp_path: Path) -> None:
     fmt = FORMATS[name]
-    back, report = _round_trip(name, dataset, tmp_path)
+    back, report = _round_trip(name, dataset, tmp_path, contexts="quotes")  # quotes: the evidence exactly
     original = {p.id: p for p in make_pairs()}
     assert set(back) == set(original), "ids are carried by every format"
     ordered = name not in UNORDERED

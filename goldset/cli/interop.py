@@ -49,8 +49,13 @@ def export(
         typer.Option("--run", help="RAGAS only: export this run (a run folder or id, or a run file) instead of pairs."),
     ] = None,
     contexts: Annotated[
-        str, typer.Option("--contexts", help="ragas/deepeval reference contexts: quotes (evidence) or chunks (whole).")
-    ] = "quotes",
+        str | None,
+        typer.Option(
+            "--contexts",
+            help="ragas/deepeval reference contexts: chunks (the cited chunks' texts; ragas default) or quotes "
+            "(evidence quotes; deepeval default).",
+        ),
+    ] = None,
     license: Annotated[
         str | None, typer.Option("--license", help="hf: the dataset card's license (e.g. mit, cc-by-4.0).")
     ] = None,
@@ -65,7 +70,7 @@ def export(
             raise UsageError(f"--run: a run is exported for RAGAS only (--format ragas), not {format}")
         if status != "golden":
             raise UsageError("--status chooses pairs; a run export takes the run's samples")
-        report = export_run(run, out, dataset=dataset, contexts=contexts, ws=workspace)  # type: ignore[arg-type]
+        report = export_run(run, out, dataset=dataset, contexts=contexts or "chunks", ws=workspace)  # type: ignore[arg-type]
     else:
         report = export_pairs(format, out, dataset=dataset, status=status, contexts=contexts,  # type: ignore[arg-type]
                               license=license, ws=workspace)  # fmt: skip

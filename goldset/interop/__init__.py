@@ -7,9 +7,9 @@ Lines), ``deepeval`` (goldens JSON), ``hf`` (a Hugging Face ``datasets`` folder 
 Each module's docstring maps every goldset field to the format's field and lists what the format does not carry;
 :mod:`goldset.interop.fields` holds the helpers they share (which pairs, reference contexts, rows back to pairs).
 
-- ``export_pairs(format, out=None, *, dataset=None, status="golden", contexts="quotes", license=None, ws=None)``
-  -> ``ExportReport``
-- ``export_run(run, out=None, *, dataset=None, contexts="quotes", ws=None)`` -> ``ExportReport`` (RAGAS rows)
+- ``export_pairs(format, out=None, *, dataset=None, status="golden", contexts=None, license=None, ws=None)``
+  -> ``ExportReport`` (``contexts`` None: the format's default, ragas ``chunks``, deepeval ``quotes``)
+- ``export_run(run, out=None, *, dataset=None, contexts="chunks", ws=None)`` -> ``ExportReport`` (RAGAS rows)
 - ``import_pairs(format, path, *, out=None, corpus=None, question_type=None, ws=None)`` -> ``ImportReport``
 """
 

@@ -123,6 +123,8 @@ class Format:
     folder: bool = False
     #: contexts="chunks" is offered (the format has a list of reference contexts)
     has_contexts: bool = False
+    #: the reference contexts an export writes when none are asked for (RAGAS: chunks, which its metrics compare)
+    default_contexts: ContextMode = "quotes"
 
     @property
     def carried(self) -> frozenset[str]:

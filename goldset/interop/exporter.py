@@ -53,7 +53,7 @@ def export_pairs(
     *,
     dataset: str | Path | None = None,
     status: str = "golden",
-    contexts: ContextMode = "quotes",
+    contexts: ContextMode | None = None,
     license: str | None = None,
     ws: WorkspaceLike = None,
 ) -> ExportReport:
@@ -63,7 +63,8 @@ def export_pairs(
 
     ``status``: ``golden`` (a release's golden set; in a working folder the passed and accepted pairs), ``all``, or
     one status. ``contexts`` (ragas, deepeval): ``quotes`` (each evidence quote) or ``chunks`` (each cited chunk's
-    whole text). ``license``: the dataset card's license (hf).
+    whole text); default: the format's (ragas: ``chunks``, which RAGAS' context metrics compare; deepeval:
+    ``quotes``). ``license``: the dataset card's license (hf).
     """
     from goldset.context import Context
     from goldset.interop.fields import select_pairs
@@ -71,6 +72,8 @@ def export_pairs(
     from goldset.review.settings import ReviewSettings
 
     fmt = get_format(format)
+    if contexts is None:
+        contexts = fmt.default_contexts
     _check_contexts(contexts)
     if contexts != "quotes" and not fmt.has_contexts:
         raise UsageError(f"contexts {contexts!r}: the {fmt.name} format has no reference contexts to fill")
@@ -108,7 +111,7 @@ def export_run(
     out: str | Path | None = None,
     *,
     dataset: str | Path | None = None,
-    contexts: ContextMode = "quotes",
+    contexts: ContextMode = "chunks",
     ws: WorkspaceLike = None,
 ) -> ExportReport:
     """Write a run's samples as RAGAS rows (:func:`goldset.interop.ragas.run_rows`) to ``out`` (default
@@ -116,7 +119,8 @@ def export_run(
 
     ``run``: a run folder or run id (``runs/<run-id>``: its dataset is the one it was scored against, checked by
     content hash, and goldset's scores come along), or a run file (JSON Lines of samples) with ``dataset`` (default:
-    the workspace's ``data/``).
+    the workspace's ``data/``). ``contexts``: the reference contexts, ``chunks`` (the cited chunks' texts, what
+    RAGAS' context metrics compare) or ``quotes``.
     """
     from goldset.evaluation import datasets
     from goldset.evaluation.run_files import read_run_file

@@ -6,7 +6,7 @@ One row per pair, the ``SingleTurnSample`` columns:
 |---|---|
 | ``user_input`` | ``question`` |
 | ``reference`` | ``answer`` |
-| ``reference_contexts`` | ``evidence[].quote``, one per quote (``contexts="chunks"``: each cited chunk's whole text) |
+| ``reference_contexts`` | each cited chunk's text, once (``contexts="quotes"``: ``evidence[].quote``, one per quote) |
 | ``reference_context_ids`` | ``evidence[].chunk_id``, aligned with ``reference_contexts`` |
 
 and four extra columns RAGAS ignores when it loads the file (``SingleTurnSample`` drops unknown keys) but an
@@ -43,7 +43,8 @@ if TYPE_CHECKING:
 FIELDS = (
     FieldMap("question", "user_input"),
     FieldMap("answer", "reference"),
-    FieldMap("evidence[].quote", "reference_contexts", "one context per quote"),
+    FieldMap("evidence[].quote", "reference_contexts", "the cited chunks' texts by default (RAGAS' metrics compare "
+             "whole contexts); one per quote with contexts=quotes"),
     FieldMap("evidence[].chunk_id", "reference_context_ids", "aligned with reference_contexts"),
     FieldMap("evidence[].doc_id", "reference_doc_ids", "extra column"),
     FieldMap("id", "goldset_id", "extra column"),
@@ -150,4 +151,5 @@ FORMAT = Format(
     write=write,
     read=read,
     has_contexts=True,
+    default_contexts="chunks",
 )
