@@ -283,10 +283,9 @@ def _judge_log(
 ) -> tuple[JudgeInfo, dict[str, int], list[str]]:
     """Judge every sample that did not fail (``scores`` updated in place) through the call journal."""
     from goldset.evaluation.judge.calls import CALL_METRICS, EMBEDDING_METRIC
-    from goldset.evaluation.judge.runner import _judge_items
+    from goldset.evaluation.judge.runner import _judge_items, judge_info
     from goldset.evaluation.metrics.registry import get_metric
     from goldset.llm import session
-    from goldset.schema.runs import JudgeInfo
 
     names = judge_metric_names(plan)
     todo = [(sc, judge_item(s, plan)) for s, sc in zip(samples, scores, strict=True) if not sc.failed]
@@ -315,14 +314,7 @@ def _judge_log(
                 if m in names and sc.metrics.get(m) is None:
                     failed[m] += 1
         sc.judge = res.details
-    info = JudgeInfo(
-        model=plan.endpoint.model,
-        endpoint=plan.endpoint.name,
-        prompts={p.id: p.hash for p in plan.prompts.values()},
-        embedding_model=plan.endpoint.embedding_model if plan.embeddings else None,
-        calls=stats.as_dict(),
-        max_calls_per_sample=max((r.details.calls for r in results), default=0),
-    )
+    info = judge_info(plan, stats, results)
     notes = []
     n_failed = sum(1 for r in results if r.failed)
     if n_failed:

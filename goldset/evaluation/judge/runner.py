@@ -49,7 +49,7 @@ from goldset.schema.runs import ConsistencyCheck, JudgeInfo, SampleJudgement
 if TYPE_CHECKING:
     from goldset.context import Context
     from goldset.evaluation.settings import EvalSettings
-    from goldset.llm import CallResult, Endpoint, LLMClient
+    from goldset.llm import CallResult, CallStats, Endpoint, LLMClient
     from goldset.progress import ProgressCallback
     from goldset.prompts import Prompt
     from goldset.schema import QAPair, RunSample, SampleScores
@@ -335,6 +335,19 @@ async def _embed_reverse_questions(client: LLMClient, items: Sequence[JudgeItem]
             res.judged = dataclasses.replace(res.judged, relevance=RelevanceTally(rel.rating, cosines))
 
 
+def judge_info(plan: JudgePlan, stats: CallStats, results: Sequence[Any]) -> JudgeInfo:
+    """What a run records of its judge: model, endpoint, prompt hashes, embedding model, the calls as the server
+    saw them and the most calls one sample took (``results``: the per-sample outcomes, each with ``details``)."""
+    return JudgeInfo(
+        model=plan.endpoint.model,
+        endpoint=plan.endpoint.name,
+        prompts={p.id: p.hash for p in plan.prompts.values()},
+        embedding_model=plan.endpoint.embedding_model if plan.embeddings else None,
+        calls=stats.as_dict(),
+        max_calls_per_sample=max((r.details.calls for r in results), default=0),
+    )
+
+
 def judge_run(
     plan: JudgePlan,
     pairs: Sequence[QAPair],
@@ -345,7 +358,7 @@ def judge_run(
 ) -> JudgeOutcome:
     """Judge every answered sample of ``scores`` (updated in place: judge metrics added to ``metrics``, the
     verdicts to ``judge``) and return what the run records about it."""
-    from goldset.llm import CallStats, session
+    from goldset.llm import session
 
     by_id = {p.id: p for p in pairs}
     names = plan.metric_names
@@ -380,14 +393,7 @@ def judge_run(
             first_reason.setdefault(call, reason)
         s.judge = res.details
 
-    info = JudgeInfo(
-        model=plan.endpoint.model,
-        endpoint=plan.endpoint.name,
-        prompts={p.id: p.hash for p in plan.prompts.values()},
-        embedding_model=plan.endpoint.embedding_model if plan.embeddings else None,
-        calls=stats.as_dict(),
-        max_calls_per_sample=max((r.details.calls for r in results), default=0),
-    )
+    info = judge_info(plan, stats, results)
     notes = []
     n_failed_samples = sum(1 for r in results if r.failed)
     if n_failed_samples:
