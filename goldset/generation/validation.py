@@ -6,10 +6,11 @@ from __future__ import annotations
 import copy
 import re
 import unicodedata
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from pydantic import BaseModel
 
@@ -20,6 +21,7 @@ from goldset.hashing import hash_obj
 from goldset.kb.blocks import prose_text
 from goldset.schema import (
     CheckResult,
+    Chunk,
     Evidence,
     PairStatus,
     Provenance,
@@ -54,6 +56,42 @@ def quote_in_text(quote: str, text: str, *, text_form: str | None = None) -> boo
     ``text_form`` is ``text`` already normalised, for callers checking many quotes against one chunk."""
     q = _quote_form(_ELLIPSIS_RE.sub("", quote.strip()))
     return bool(q) and q in (text_form if text_form is not None else _quote_form(text))
+
+
+class Quoted(Protocol):
+    """A quote a model gave as evidence: the chunk it names and the words it copied."""
+
+    chunk_id: str
+    quote: str
+
+
+def check_evidence(
+    cited: Sequence[Quoted],
+    by_id: Mapping[str, Chunk],
+    *,
+    forms: Mapping[str, str] | None = None,
+    shown: str = "in the prompt",
+) -> tuple[list[Evidence], list[str]]:
+    """The evidence of a reply and what is wrong with it: each quote must name a chunk the model was shown
+    (``shown`` says where, for the reason) and occur in it verbatim (:func:`quote_in_text`; ``forms``: the chunks'
+    texts already normalised); no quote at all is a reason too. A quote not found is kept, with its reason."""
+    evidence: list[Evidence] = []
+    reasons: list[str] = []
+    for ev in cited:
+        chunk = by_id.get(ev.chunk_id.strip())
+        if chunk is None:
+            reasons.append(f"evidence names chunk {ev.chunk_id!r}, which was not {shown}")
+            continue
+        if not ev.quote.strip():
+            reasons.append(f"empty evidence quote for chunk {chunk.id}")
+            continue
+        form = forms.get(chunk.id) if forms is not None else None
+        if not quote_in_text(ev.quote, chunk.text, text_form=form):
+            reasons.append(f"evidence quote not found verbatim in chunk {chunk.id}: {ev.quote[:60]!r}")
+        evidence.append(Evidence(chunk_id=chunk.id, doc_id=chunk.doc_id, quote=ev.quote.strip()))
+    if not cited:
+        reasons.append("no evidence quote")
+    return evidence, reasons
 
 
 @dataclass
@@ -100,19 +138,7 @@ def validate_reply(reply: GeneratedPairs, plan: CallPlan, provenance: Provenance
         reasons: list[str] = []
         evidence: list[Evidence] = []
         if qtype is not QuestionType.unanswerable:
-            for ev in item.evidence:
-                chunk = by_id.get(ev.chunk_id.strip())
-                if chunk is None:
-                    reasons.append(f"evidence names chunk {ev.chunk_id!r}, which was not in the prompt")
-                    continue
-                if not ev.quote.strip():
-                    reasons.append(f"empty evidence quote for chunk {chunk.id}")
-                    continue
-                if not quote_in_text(ev.quote, chunk.text, text_form=forms[chunk.id]):
-                    reasons.append(f"evidence quote not found verbatim in chunk {chunk.id}: {ev.quote[:60]!r}")
-                evidence.append(Evidence(chunk_id=chunk.id, doc_id=chunk.doc_id, quote=ev.quote.strip()))
-            if not item.evidence:
-                reasons.append("no evidence quote")
+            evidence, reasons = check_evidence(item.evidence, by_id, forms=forms)
             reasons += _type_rules(qtype, answer, evidence, plan)
         if plan.language in DETECTABLE and detect_language(prose_text(question + " " + answer)) != plan.language:
             reasons.append(f"written in the wrong language (asked for {plan.language})")

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 from goldset.context import Context
 from goldset.errors import InputError
 from goldset.generation.sink import CandidateSink
-from goldset.generation.validation import CHECK_NAME, quote_in_text
+from goldset.generation.validation import CHECK_NAME, check_evidence
 from goldset.hashing import hash_obj
 from goldset.llm.stats import CallStats
 from goldset.prompts import load_prompt
@@ -129,19 +129,7 @@ def _pair(q: RealQuestion, reply: DraftReply, chunks: Sequence[Chunk], prov: Pro
     qtype = QuestionType.factual if reply.answerable else QuestionType.unanswerable
     answer = reply.answer.strip() or (NOT_ANSWERED if not reply.answerable else "")
     if reply.answerable:
-        for ev in reply.evidence:
-            chunk = by_id.get(ev.chunk_id.strip())
-            if chunk is None:
-                reasons.append(f"evidence names chunk {ev.chunk_id!r}, which was not among the passages")
-                continue
-            if not ev.quote.strip():
-                reasons.append(f"empty evidence quote for chunk {chunk.id}")
-                continue
-            if not quote_in_text(ev.quote, chunk.text):
-                reasons.append(f"evidence quote not found verbatim in chunk {chunk.id}: {ev.quote[:60]!r}")
-            evidence.append(Evidence(chunk_id=chunk.id, doc_id=chunk.doc_id, quote=ev.quote.strip()))
-        if not reply.evidence:
-            reasons.append("no evidence quote")
+        evidence, reasons = check_evidence(reply.evidence, by_id, shown="among the passages")
         if not answer:
             reasons.append("empty answer")
             answer = NOT_ANSWERED
