@@ -453,11 +453,10 @@ def estimate_log(
     """The judge calls scoring ``log`` would make (the same lines, sample and items as :func:`evaluate_log`), how
     many the journal holds and what the rest would cost. Calls nothing, writes nothing."""
     from goldset.context import Context
-    from goldset.evaluation.judge.estimate import JudgeEstimate, estimate_items
+    from goldset.evaluation.judge.estimate import JudgeEstimate, estimate_from_journal
     from goldset.evaluation.judge.runner import prepare_judge
     from goldset.evaluation.runs import judge_journal_path, runs_folder
     from goldset.evaluation.settings import EvalSettings
-    from goldset.llm import CallJournal
 
     ctx = Context.optional(ws)
     if settings is None:
@@ -470,12 +469,7 @@ def estimate_log(
         why = "--no-judge" if judge is False else "no judge endpoint is configured (llm.judge or GOLDSET_JUDGE_MODEL)"
         return JudgeEstimate(enabled=False, reason=why, n_samples=len(chosen))
     items = [judge_item(s, plan) for s in chosen if s.error is None]
-    journal = CallJournal(journal_path) if journal_path.is_file() else None
-    try:
-        out = estimate_items(plan, items, journal)
-    finally:
-        if journal is not None:
-            journal.close()
+    out = estimate_from_journal(plan, items, journal_path)
     out.n_samples = len(chosen)
     out.notes = read.notes + notes + out.notes
     return out

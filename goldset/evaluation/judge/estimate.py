@@ -104,6 +104,19 @@ def estimate_items(plan: JudgePlan, items: list[JudgeItem], journal: CallJournal
     return out
 
 
+def estimate_from_journal(plan: JudgePlan, items: list[JudgeItem], journal_path: Path) -> JudgeEstimate:
+    """:func:`estimate_items` with the call journal at ``journal_path`` when there is one (read only: a dry run
+    creates no journal)."""
+    from goldset.llm import CallJournal
+
+    journal = CallJournal(journal_path) if journal_path.is_file() else None
+    try:
+        return estimate_items(plan, items, journal)
+    finally:
+        if journal is not None:
+            journal.close()
+
+
 def _stand_in(pair: QAPair, data: Dataset) -> RunSample:
     """What a system that answers with the reference and retrieves the evidence would send (for targets)."""
     from goldset.schema import RetrievedContext, RunSample
@@ -134,7 +147,6 @@ def estimate_judging(
     from goldset.evaluation.run_files import read_run_file, renamed_run
     from goldset.evaluation.runs import judge_journal_path, runs_folder
     from goldset.evaluation.settings import EvalSettings
-    from goldset.llm import CallJournal
 
     run = renamed_run(run, run_file, "estimate_judging")
     ctx = Context.optional(ws)
@@ -169,12 +181,7 @@ def estimate_judging(
     items = [
         make_item(p, s, plan.settings) for p in pairs if (s := samples.get(p.id)) is not None and s.error is None
     ]
-    journal = CallJournal(journal_path) if journal_path.is_file() else None
-    try:
-        out = estimate_items(plan, items, journal)
-    finally:
-        if journal is not None:
-            journal.close()
+    out = estimate_from_journal(plan, items, journal_path)
     out.n_samples = len(pairs)
     out.notes = notes + out.notes
     return out
