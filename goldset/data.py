@@ -38,6 +38,7 @@ from goldset.io import (
     write_jsonl,
 )
 from goldset.schema import Chunk, KBSnapshot, Manifest, QAPair
+from goldset.schema.coverage import COVERAGE_DIR, CoverageRecord
 from goldset.schema.manifest import CHUNKS_FILE, MANIFEST_FILE, PAIRS_FILE, SNAPSHOT_FILE
 
 if TYPE_CHECKING:
@@ -46,10 +47,10 @@ if TYPE_CHECKING:
     from goldset.workspace import Workspace
 
 __all__ = [
-    "CHUNKS_FILE", "MANIFEST_FILE", "NO_CANDIDATES", "PAIRS_FILE", "SNAPSHOT_FILE", "ChunkSources", "WorkspaceData",
-    "dataset_from_files", "file_hashes", "is_dataset_folder", "json_bytes", "read_chunk_sources", "read_dataset",
-    "read_kb_chunks", "read_kb_snapshot", "read_manifest", "read_pairs", "release_files", "snapshot_id",
-    "write_dataset", "write_kb",
+    "CHUNKS_FILE", "COVERAGE_DIR", "MANIFEST_FILE", "NO_CANDIDATES", "PAIRS_FILE", "SNAPSHOT_FILE", "ChunkSources",
+    "WorkspaceData", "dataset_from_files", "file_hashes", "is_dataset_folder", "json_bytes", "read_chunk_sources",
+    "read_coverage", "read_dataset", "read_kb_chunks", "read_kb_snapshot", "read_manifest", "read_pairs",
+    "release_files", "snapshot_id", "write_coverage", "write_dataset", "write_kb",
 ]  # fmt: skip
 
 #: What a missing candidates file means (InputError ``{path}: …``), unless the caller says it in its own words.
@@ -200,6 +201,23 @@ def write_kb(folder: Path, chunks: Iterable[Chunk], snapshot: KBSnapshot) -> Non
             ) from None
 
 
+# ------------------------------------------------------------------------------------------------ coverage records
+
+
+def read_coverage(path: Path) -> CoverageRecord:
+    """A coverage record file (`goldset coverage --out FILE`, or one the workspace keeps)."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{path}: no such coverage file; write one: `goldset coverage --queries FILE --out {path}`")
+    return read_json(path, CoverageRecord)
+
+
+def write_coverage(path: Path, record: CoverageRecord) -> Path:
+    """Write a coverage record file whole (by a rename)."""
+    write_json(Path(path), record)
+    return Path(path)
+
+
 # ------------------------------------------------------------------------------------------------ the workspace
 
 
@@ -309,6 +327,27 @@ class WorkspaceData:
         """Replace the KB snapshot with the one an ingest wrote into the KB folder ``source`` (chunks first)."""
         for name in (CHUNKS_FILE, SNAPSHOT_FILE):
             atomic_write_bytes(self.kb_dir / name, (Path(source) / name).read_bytes())
+
+    # -- coverage of real traffic (.goldset/coverage/<manifest_hash>.json) ----------------------------------------
+    @property
+    def coverage_dir(self) -> Path:
+        return self.ws.state_dir / COVERAGE_DIR
+
+    def coverage(self, manifest_hash: str) -> CoverageRecord | None:
+        """The coverage last computed for the dataset content ``manifest_hash`` (a run's), None when there is none."""
+        path = self.coverage_dir / f"{manifest_hash}.json"
+        return read_coverage(path) if manifest_hash.isalnum() and path.is_file() else None
+
+    def coverages(self) -> list[CoverageRecord]:
+        """Every coverage record kept (one per dataset content), newest first."""
+        if not self.coverage_dir.is_dir():
+            return []
+        found = [read_coverage(p) for p in sorted(self.coverage_dir.glob("*.json"))]
+        return sorted(found, key=lambda r: r.computed_at, reverse=True)
+
+    def write_coverage(self, record: CoverageRecord) -> Path:
+        """Keep ``record`` as the coverage of its dataset content (replacing an earlier one of the same content)."""
+        return write_coverage(self.coverage_dir / f"{record.manifest_hash}.json", record)
 
     # -- both ------------------------------------------------------------------------------------------------------
     def chunk_sources(self) -> ChunkSources:

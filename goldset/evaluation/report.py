@@ -5,7 +5,9 @@ The page shows, in the order a reader asks: what was run (and which model judged
 judge metrics whose judge call failed on some samples say how many were left out), the metrics per question type as
 bar charts, the latency distribution, per-language and per-document tables, the worst questions with the contexts
 the system retrieved for them (with their page when the system gave it: "handbook.pdf, p. 12") and the judge's claim
-verdicts, and the samples whose judge calls failed.
+verdicts, and the samples whose judge calls failed. When `goldset coverage` was computed for the very dataset content
+the run evaluated, a "Coverage of real traffic" section (:func:`coverage_section`) says how much of the real
+questions the golden set covers; a coverage of other data is never shown as the run's (:func:`run_coverage`).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from goldset.evaluation.scoring import weighted_score
 from goldset.evaluation.settings import EvalSettings
 from goldset.io import atomic_write_text
 from goldset.schema import QAPair, RunMeta, RunSummary, SampleScores
+from goldset.schema.coverage import CoverageRecord
 from goldset.schema.kb import location
 from goldset.workspace import Workspace, WorkspaceLike
 
@@ -94,6 +97,8 @@ pre{white-space:pre-wrap;background:#f6f6f6;padding:.4rem;font-size:.8rem;margin
 .tag{display:inline-block;font-size:.75rem;padding:0 .35rem;border-radius:3px;background:#eee;margin-right:.3rem}
 .tag.hit{background:#e3f3e6;color:#1f5e2c}.claims li{margin:.2rem 0}blockquote{margin:.1rem 0 .1rem 1rem;
 color:#555;font-size:.85rem;border-left:2px solid #ddd;padding-left:.4rem}
+.cov table{width:100%}.cov td.q{width:45%}.cov ul{margin:.1rem 0;padding-left:1.1rem}
+.cov .figures td{font-size:1rem}.cov .figures td.n{font-size:1.3rem;font-weight:600}
 @media print{body{max-width:none;margin:0}details::details-content{content-visibility:visible;display:block}
 summary{color:#222}h2{break-after:avoid}}
 """
@@ -684,6 +689,146 @@ def _transposed(title: str, groups: Mapping[str, Mapping[str, float]], label: st
     return f"<details><summary>{escape(title)}</summary>" + _table([label, *keys], rows) + "</details>"
 
 
+#: Uncovered questions shown with their nearest golden question, most asked first.
+COVERAGE_NEAREST = 10
+
+
+def _lang_attr(text: str, language: str | None = None) -> str:
+    from goldset.text import detect_language
+
+    return f" lang='{escape(language or detect_language(text))}'"
+
+
+def coverage_section(record: CoverageRecord, *, meta: RunMeta | None = None, nearest: int = COVERAGE_NEAREST) -> str:
+    """The "Coverage of real traffic" section of a page: coverage overall and weighted by count with the method and
+    threshold it was decided by, the topic clusters of the uncovered questions with examples and counts, and the
+    nearest golden question of the most asked uncovered questions. ``meta``: the run it is shown beside (of the same
+    dataset content: :func:`run_coverage`), so a sampled run says the coverage is of the whole golden set."""
+    r = record
+    if r.method == "embedding":
+        how = f"embedding cosine ({r.embedding_model})" if r.embedding_model else "embedding cosine"
+    else:
+        how = "lexical similarity (token-set Dice; CJK characters one token each: it does not cross languages)"
+    lead = [
+        f"{r.questions} distinct real question(s) from <code>{escape(Path(r.source).name)}</code>, asked {r.asked} "
+        f"time(s), against the {r.golden} golden pair(s) of {escape(r.label)}; computed "
+        f"{escape(r.computed_at.isoformat())}.",
+        f"Each real question's nearest golden question by {escape(how)}; <b>covered at similarity ≥ "
+        f"{r.threshold:g}</b>.",
+    ]
+    if meta is not None:
+        lead.append("Computed for the same dataset content this run evaluated (its hash).")
+        if meta.sample:
+            lead.append(f"This run evaluated a sample of {meta.sample['n']} question(s); the coverage is of the "
+                        f"version's whole golden set.")  # fmt: skip
+    if r.redacted:
+        removed = ", ".join(f"{k} × {v}" for k, v in sorted(r.redacted.items()))
+        lead.append(f"Personal data was redacted when the questions were read ({escape(removed)}).")
+    figures = (
+        "<table class='figures'><thead><tr><th>coverage</th><th class='n'>share</th><th class='n'>covered</th>"
+        "</tr></thead><tbody>"
+        f"<tr><td>overall (distinct questions)</td><td class='n'>{r.share:.0%}</td><td class='n'>{r.covered} of "
+        f"{r.questions}</td></tr>"
+        f"<tr><td>weighted by how often each was asked</td><td class='n'>{r.weighted_share:.0%}</td>"
+        f"<td class='n'>{r.asked_covered} of {r.asked}</td></tr></tbody></table>"
+    )
+    chart = svg_bars("covered share of real traffic", [("questions", r.share), ("weighted", r.weighted_share)])
+    parts = [
+        f"<section class='cov' id='coverage'><p>{' '.join(lead)}</p>",
+        figures,
+        f"<div class='charts'>{chart}</div>",
+    ]
+    if not r.clusters:
+        parts.append("<p>Every real question is covered.</p>" if r.questions else "<p>No real question was read.</p>")
+    else:
+        rows = [
+            [
+                f"<span{_lang_attr(c.topic)}>{escape(c.topic)}</span>",
+                "<ul>" + "".join(f"<li{_lang_attr(e)}>{escape(e)}</li>" for e in c.examples) + "</ul>",
+                str(len(c.question_ids)),
+                str(c.asked),
+            ]
+            for c in r.clusters
+        ]
+        parts += [
+            f"<h3>Uncovered topics ({len(r.clusters)} cluster(s) of {r.questions - r.covered} question(s), most "
+            "asked first)</h3>",
+            _table(["topic", "example questions", "questions", "asked"], rows, numeric_from=2),
+        ]
+        uncovered = [m for m in r.matches if not m.covered]
+        shown = sorted(uncovered, key=lambda m: (-m.count, m.question_id))[:nearest]
+        rows = [
+            [
+                f"<span{_lang_attr(m.question, m.language)}>{escape(m.question)}</span>",
+                f"<span{_lang_attr(m.nearest)}>{escape(m.nearest)}</span>" if m.nearest else "–",
+                str(m.count),
+                f"{m.similarity:.2f}",
+            ]
+            for m in shown
+        ]
+        more = f" ({len(uncovered) - len(shown)} more not shown)" if len(uncovered) > len(shown) else ""
+        parts += [
+            f"<h3>Nearest golden question of the most asked uncovered questions{escape(more)}</h3>",
+            _table(["real question", "nearest golden question", "asked", "similarity"], rows, numeric_from=2),
+        ]
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def run_coverage(
+    run: StoredRun, ws: WorkspaceLike | None = None, *, coverage_file: Path | None = None
+) -> tuple[CoverageRecord | None, str | None]:
+    """The coverage to show beside ``run``: one computed for the dataset content the run evaluated (the same
+    ``manifest_hash``), or None and why not (None, None: no coverage to speak of).
+
+    ``coverage_file`` (a record `goldset coverage --out` wrote) of other data is refused (an InputError); without
+    it the workspace's record of the run's content is used, and when the workspace only has records of other
+    content the report says so and shows none of their figures."""
+    from goldset.data import WorkspaceData, read_coverage
+    from goldset.errors import GoldsetError, InputError
+    from goldset.workspace import optional_workspace
+
+    meta = run.meta
+    if meta.reference_free:
+        return None, None
+    fix = f"compute it for the run's dataset: `goldset coverage --queries FILE --dataset {meta.dataset}`"
+    if coverage_file is not None:
+        record = read_coverage(coverage_file)
+        if record.manifest_hash != meta.manifest_hash:
+            raise InputError(
+                f"{coverage_file}: coverage computed for {record.label}, but run {meta.run_id} evaluated "
+                f"{meta.dataset} (hash {meta.manifest_hash}); {fix}"
+            )
+        return record, None
+    try:
+        where = ws if isinstance(ws, Workspace) else optional_workspace(ws)
+    except GoldsetError:
+        where = None
+    if where is None:
+        return None, None
+    data = WorkspaceData(where)
+    try:
+        record = data.coverage(meta.manifest_hash) if meta.manifest_hash else None
+        others = [] if record is not None else data.coverages()
+    except GoldsetError as exc:
+        return None, f"Coverage not shown: a coverage record of this workspace could not be read ({exc})."
+    if record is not None:
+        return record, None
+    if not others:
+        return None, None
+    kept = "; ".join(o.label for o in others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")
+    return None, (
+        f"Coverage not shown: the coverage kept in this workspace was computed for other data ({kept}), not for "
+        f"the dataset this run evaluated ({meta.dataset}, hash {meta.manifest_hash or 'unknown'}); {fix}."
+    )
+
+
+def coverage_page(record: CoverageRecord) -> str:
+    """A standalone page of one coverage (`goldset coverage --html FILE`): the report's coverage section alone."""
+    title = f"Coverage of real traffic: {record.dataset}"
+    return page(title, f"<h1>{escape(title)}</h1>\n{coverage_section(record)}")
+
+
 def render_html(
     run: StoredRun,
     baseline: StoredRun | None = None,
@@ -694,14 +839,24 @@ def render_html(
     pairs_note: str | None = None,
     extra_sections: Sequence[tuple[str, str]] = (),
     n_resamples: int = 1000,
+    coverage: CoverageRecord | None = None,
+    coverage_note: str | None = None,
 ) -> str:
     """The whole report as one HTML string (no external resources).
 
     ``pairs`` (the dataset's pairs by id) lets the worst questions show their reference and which contexts match
     its evidence; ``pairs_note`` says why they are missing. ``extra_sections`` are (heading, HTML) blocks other
     parts of goldset add (e.g. the judge's self-consistency), placed after the per-group figures and before the
-    questions.
+    questions. ``coverage`` (of the dataset content the run evaluated: :func:`run_coverage`) adds the "Coverage of
+    real traffic" section; ``coverage_note`` says why there is none.
     """
+    if coverage is not None and coverage.manifest_hash != run.meta.manifest_hash:
+        from goldset.errors import InputError
+
+        raise InputError(
+            f"coverage of {coverage.label} is not of the dataset run {run.meta.run_id} evaluated "
+            f"({run.meta.dataset}, hash {run.meta.manifest_hash}); compute it with --dataset {run.meta.dataset}"
+        )
     s, meta = run.summary, run.meta
     base = baseline.summary if baseline else None
     found = diagnose(s)
@@ -765,6 +920,10 @@ def render_html(
     ]
     if comparison is not None:
         parts += ["<h2>Compared with the baseline</h2>", _comparison_html(comparison)]
+    if coverage is not None or coverage_note:
+        parts.append("<h2>Coverage of real traffic</h2>")
+        parts.append(coverage_section(coverage, meta=meta) if coverage is not None
+                     else f"<p class='muted' id='coverage-note'>{escape(coverage_note or '')}</p>")  # fmt: skip
     parts += ["<h2>By question type</h2>", f"<div class='charts'>{''.join(charts)}</div>"]
     if types:
         parts.append(_transposed(f"every metric per question type ({len(types)} types)", s.by_type, "metric"))
@@ -838,12 +997,17 @@ def write_report(
     dataset: Dataset | None = None,
     ws: WorkspaceLike | None = None,
     extra_sections: Sequence[tuple[str, str]] = (),
+    coverage: bool = True,
+    coverage_file: Path | None = None,
 ) -> Path:
     """Write the HTML report of ``run``, with a paired comparison when a ``baseline`` is given (of the same dataset,
     scored with the same settings unless ``allow_different_settings``: :func:`~.compare.check_comparable`).
 
     ``dataset`` (the one the run was scored against) gives the worst questions their references and evidence;
-    without it the run's dataset is read again (its folder or release, in ``ws``) when it is unchanged."""
+    without it the run's dataset is read again (its folder or release, in ``ws``) when it is unchanged.
+
+    ``coverage``: show the coverage of real traffic computed for the run's dataset content (``coverage_file``, or
+    the workspace's record; :func:`run_coverage`)."""
     comparison = None
     if baseline is not None:
         from goldset.evaluation.compare import compare_runs
@@ -856,8 +1020,16 @@ def write_report(
         note = None
     else:
         pairs, note = dataset_pairs(run, ws)
-    html = render_html(run, baseline, comparison, pairs=pairs, pairs_note=note, extra_sections=extra_sections)
+    record, cov_note = run_coverage(run, ws, coverage_file=coverage_file) if coverage else (None, None)
+    html = render_html(run, baseline, comparison, pairs=pairs, pairs_note=note, extra_sections=extra_sections,
+                       coverage=record, coverage_note=cov_note)  # fmt: skip
     atomic_write_text(Path(path), html)
+    return Path(path)
+
+
+def write_coverage_page(path: Path, record: CoverageRecord) -> Path:
+    """Write :func:`coverage_page` of ``record`` to ``path``."""
+    atomic_write_text(Path(path), coverage_page(record))
     return Path(path)
 
 

@@ -7,6 +7,10 @@ each, so Chinese and English questions are both compared; ``queries.lexical_thre
 when its nearest golden question reaches the threshold, which the report states. Coverage is given over the
 distinct questions and weighted by how often each was asked; the uncovered ones are grouped into topic clusters
 (greedy, token Dice ≥ ``queries.cluster_similarity``) with a few examples each.
+
+The result is kept in the workspace as a :class:`~goldset.schema.coverage.CoverageRecord` of the dataset content it
+was computed against (``.goldset/coverage/<manifest_hash>.json``, through :mod:`goldset.data`): the run report shows
+it for runs of that content only.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from goldset.errors import InputError
 from goldset.filters.textsim import token_set
 from goldset.queries.intake import import_queries
 from goldset.queries.settings import QueriesSettings
+from goldset.schema.coverage import CoverageCluster, CoverageMatch, CoverageRecord
 from goldset.schema.queries import RealQuestion
 
 if TYPE_CHECKING:
@@ -67,6 +72,10 @@ class CoverageReport:
     matches: list[Match] = field(default_factory=list)
     clusters: list[Cluster] = field(default_factory=list)
     redacted: dict[str, int] = field(default_factory=dict)
+    dataset_version: str | None = None
+    manifest_hash: str = ""
+    embedding_model: str | None = None
+    stored: Path | None = None
 
     @property
     def questions(self) -> int:
@@ -98,10 +107,27 @@ class CoverageReport:
     def uncovered(self) -> list[RealQuestion]:
         return [m.question for m in self.matches if not m.covered]
 
+    def record(self) -> CoverageRecord:
+        """The coverage as the record the workspace keeps (matches and clusters most asked first)."""
+        matches = sorted(self.matches, key=lambda m: (-m.question.count, m.question.id))
+        return CoverageRecord(
+            source=self.source, dataset=self.dataset, dataset_version=self.dataset_version,
+            manifest_hash=self.manifest_hash, method="embedding" if self.method == "embedding" else "lexical",
+            embedding_model=self.embedding_model, threshold=self.threshold, golden=self.golden,
+            questions=self.questions, covered=self.covered, asked=self.asked, asked_covered=self.asked_covered,
+            redacted=self.redacted,
+            matches=[CoverageMatch(question_id=m.question.id, question=m.question.question, count=m.question.count,
+                                   language=m.question.language, nearest=m.nearest, nearest_id=m.nearest_id,
+                                   similarity=round(m.similarity, 4), covered=m.covered) for m in matches],
+            clusters=[CoverageCluster(topic=c.topic, question_ids=[q.id for q in c.questions], asked=c.asked,
+                                      examples=c.examples) for c in self.clusters],
+        )  # fmt: skip
+
     def as_dict(self) -> dict[str, object]:
         """The figures and every match, for ``--json``."""
         return {
-            "source": self.source, "dataset": self.dataset, "method": self.method, "threshold": self.threshold,
+            "source": self.source, "dataset": self.dataset, "dataset_version": self.dataset_version,
+            "manifest_hash": self.manifest_hash, "method": self.method, "threshold": self.threshold,
             "golden": self.golden, "questions": self.questions, "covered": self.covered, "share": self.share,
             "asked": self.asked, "asked_covered": self.asked_covered, "weighted_share": self.weighted_share,
             "redacted": self.redacted,
@@ -151,14 +177,18 @@ def coverage(
     *,
     dataset: str | Path | None = None,
     threshold: float | None = None,
+    store: bool = True,
 ) -> CoverageReport:
     """Which real questions of ``queries`` (a file as ``goldset import --format queries`` reads it) the golden set
     of ``dataset`` (a folder or a release such as ``v1.2.0``; default the workspace's data) covers.
 
     Embeddings when the generation endpoint has an embedding model, lexical otherwise; ``threshold`` replaces the
-    method's setting. Nothing is written.
+    method's setting. With ``store`` (and a workspace) the result is kept as the coverage of that dataset's content
+    (:meth:`goldset.data.WorkspaceData.write_coverage`; ``report.stored`` says where), replacing an earlier one of
+    the same content; the report of a run of that content shows it.
     """
     from goldset.dataset import Dataset
+    from goldset.evaluation.datasets import dataset_fingerprint
 
     ctx = Context.of(ws)
     settings = ctx.section(QueriesSettings)
@@ -179,7 +209,11 @@ def coverage(
     method = "embedding" if endpoint is not None else "lexical"
     if threshold is None:
         threshold = settings.embedding_threshold if endpoint is not None else settings.lexical_threshold
-    report = CoverageReport(str(queries), label, method, threshold, len(golden), redacted=read.redacted)
+    report = CoverageReport(
+        str(queries), label, method, threshold, len(golden), redacted=read.redacted,
+        dataset_version=data.manifest.version if data.manifest else None, manifest_hash=dataset_fingerprint(data),
+        embedding_model=endpoint.embedding_model if endpoint is not None else None,
+    )  # fmt: skip
     real = read.questions
     if endpoint is not None:
         from goldset.llm import session
@@ -205,6 +239,8 @@ def coverage(
         best_j, best = max(((j, sim(i, j)) for j in range(len(golden))), key=lambda t: t[1])
         report.matches.append(Match(q, golden[best_j].question, golden[best_j].id, best, best >= threshold))
     report.clusters = _clusters(report.uncovered, settings.cluster_similarity, settings.examples)
+    if store and ctx.ws is not None:
+        report.stored = ctx.data.write_coverage(report.record())
     return report
 
 
