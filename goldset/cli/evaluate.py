@@ -330,6 +330,17 @@ def report(
     ],
     baseline: Annotated[str | None, typer.Option("--baseline", help="Run to compare with (same dataset).")] = None,
     html: Annotated[Path | None, typer.Option("--html", help="Write a self-contained HTML report here.")] = None,
+    coverage: Annotated[
+        Path | None,
+        typer.Option(
+            "--coverage",
+            help="Coverage record (`goldset coverage --out`) to show in the --html report; it must be of the run's "
+            "dataset. Default: the workspace's coverage of that dataset, when there is one.",
+        ),
+    ] = None,
+    no_coverage: Annotated[
+        bool, typer.Option("--no-coverage", help="Leave the coverage of real traffic out of the --html report.")
+    ] = False,
     allow_different_settings: AllowDifferentSettings = False,
     workspace: WorkspaceOption = None,
 ) -> None:
@@ -341,6 +352,10 @@ def report(
     from goldset.evaluation.runs import read_run
     from goldset.workspace import optional_workspace
 
+    if coverage is not None and no_coverage:
+        from goldset.errors import UsageError
+
+        raise UsageError("--coverage FILE shows a coverage and --no-coverage leaves it out; give one of them")
     ws = optional_workspace(workspace)
     stored = [read_run(r, ws) for r in runs]
     if len(stored) > 1 or stored[0].meta.reference_free:
@@ -381,7 +396,8 @@ def report(
         colour = "red" if d.severity == "critical" else "yellow"
         out.print(f"[{colour}]likely cause:[/] {d.cause}\n  {d.finding}\n  try: {d.advice}")
     if html is not None:
-        write_report(html, current, base, allow_different_settings=allow_different_settings, ws=ws)
+        write_report(html, current, base, allow_different_settings=allow_different_settings, ws=ws,
+                     coverage=not no_coverage, coverage_file=coverage)  # fmt: skip
         out.print(f"report written to {html}")
 
 

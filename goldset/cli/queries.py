@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from goldset.cli._common import WorkspaceOption, console
+from goldset.cli._common import WorkspaceOption, console, err_console
 
 app = typer.Typer()
 
@@ -20,6 +20,17 @@ def coverage(
     ] = None,
     threshold: Annotated[float | None, typer.Option("--threshold", help="Similarity that counts as covered.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the figures and every match as JSON.")] = False,
+    html: Annotated[
+        Path | None, typer.Option("--html", help="Also write a page with the coverage section of the run report.")
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option("--out", help="Also write the coverage record (JSON) here, for `goldset report --coverage`."),
+    ] = None,
+    store: Annotated[
+        bool,
+        typer.Option("--store/--no-store", help="Keep it in the workspace as the coverage of the dataset's version."),
+    ] = True,
     for_uncovered: Annotated[
         bool, typer.Option("--for-uncovered", help="Import the uncovered questions and draft their answers.")
     ] = False,
@@ -32,22 +43,33 @@ def coverage(
     from goldset.queries.coverage import coverage as run_coverage
 
     ctx = find_ctx(workspace)
-    rep = run_coverage(queries, ctx, dataset=dataset, threshold=threshold)
-    out = console()
+    rep = run_coverage(queries, ctx, dataset=dataset, threshold=threshold, store=store)
+    shown = console()
     if as_json:
-        out.print(json.dumps(rep.as_dict(), ensure_ascii=False, indent=2), markup=False, soft_wrap=True)
+        shown.print(json.dumps(rep.as_dict(), ensure_ascii=False, indent=2), markup=False, soft_wrap=True)
     else:
-        out.print(f"{rep.questions} real question(s) from {rep.source} (asked {rep.asked} times) against "
-                  f"{rep.golden} golden pair(s) of {rep.dataset}", markup=False)  # fmt: skip
-        out.print(f"nearest golden question by {rep.method} similarity; covered at ≥ {rep.threshold:g}")
-        out.print(f"covered   {rep.covered} of {rep.questions} questions ({rep.share:.0%}); "
-                  f"{rep.asked_covered} of {rep.asked} asks weighted by count ({rep.weighted_share:.0%})")  # fmt: skip
+        shown.print(f"{rep.questions} real question(s) from {rep.source} (asked {rep.asked} times) against "
+                    f"{rep.golden} golden pair(s) of {rep.dataset}", markup=False)  # fmt: skip
+        shown.print(f"nearest golden question by {rep.method} similarity; covered at ≥ {rep.threshold:g}")
+        shown.print(f"covered   {rep.covered} of {rep.questions} questions ({rep.share:.0%}); {rep.asked_covered} "
+                    f"of {rep.asked} asks weighted by count ({rep.weighted_share:.0%})")  # fmt: skip
         if rep.clusters:
-            out.print(f"uncovered {rep.questions - rep.covered} question(s) in {len(rep.clusters)} topic cluster(s):")
+            shown.print(f"uncovered {rep.questions - rep.covered} question(s) in {len(rep.clusters)} topic cluster(s):")
         for c in rep.clusters:
-            out.print(f"  [{c.topic}] {len(c.questions)} question(s), asked {c.asked}×", markup=False)
+            shown.print(f"  [{c.topic}] {len(c.questions)} question(s), asked {c.asked}×", markup=False)
             for example in c.examples:
-                out.print(f"    - {example}", markup=False)
+                shown.print(f"    - {example}", markup=False)
+    notes, record = err_console(), rep.record()
+    if rep.stored is not None:
+        notes.print(f"kept as the coverage of {record.label} in {rep.stored}", markup=False, soft_wrap=True)
+    if out is not None:
+        from goldset.data import write_coverage
+
+        notes.print(f"coverage record written to {write_coverage(out, record)}", markup=False, soft_wrap=True)
+    if html is not None:
+        from goldset.evaluation.report import write_coverage_page
+
+        notes.print(f"coverage page written to {write_coverage_page(html, record)}", markup=False, soft_wrap=True)
     if for_uncovered and rep.uncovered:
         from goldset.queries.drafting import draft_answers
         from goldset.queries.intake import import_queries
@@ -56,7 +78,7 @@ def coverage(
         wanted = {q.question for q in rep.uncovered}
         ids = [q.id for q in imported.questions if q.question in wanted]
         drafted = draft_answers(ctx, questions=ids)
-        out.print(
+        shown.print(
             f"drafted {drafted.answered} answer(s), {drafted.unanswerable} unanswerable, {drafted.rejected} "
             f"rejected, {drafted.failed} failed call(s) for the uncovered questions. Next: goldset filter"
         )
