@@ -97,7 +97,8 @@ pre{white-space:pre-wrap;background:#f6f6f6;padding:.4rem;font-size:.8rem;margin
 .tag{display:inline-block;font-size:.75rem;padding:0 .35rem;border-radius:3px;background:#eee;margin-right:.3rem}
 .tag.hit{background:#e3f3e6;color:#1f5e2c}.claims li{margin:.2rem 0}blockquote{margin:.1rem 0 .1rem 1rem;
 color:#555;font-size:.85rem;border-left:2px solid #ddd;padding-left:.4rem}
-.cov table{width:100%}.cov td.q{width:45%}.cov ul{margin:.1rem 0;padding-left:1.1rem}
+.cov table{width:100%}.cov table.meta,.cov table.figures{width:auto}.cov .nearest td:first-child{width:40%}
+.cov ul{margin:.1rem 0;padding-left:1.1rem}
 .cov .figures td{font-size:1rem}.cov .figures td.n{font-size:1.3rem;font-weight:600}
 @media print{body{max-width:none;margin:0}details::details-content{content-visibility:visible;display:block}
 summary{color:#222}h2{break-after:avoid}}
@@ -709,21 +710,24 @@ def coverage_section(record: CoverageRecord, *, meta: RunMeta | None = None, nea
         how = f"embedding cosine ({r.embedding_model})" if r.embedding_model else "embedding cosine"
     else:
         how = "lexical similarity (token-set Dice; CJK characters one token each: it does not cross languages)"
-    lead = [
-        f"{r.questions} distinct real question(s) from <code>{escape(Path(r.source).name)}</code>, asked {r.asked} "
-        f"time(s), against the {r.golden} golden pair(s) of {escape(r.label)}; computed "
-        f"{escape(r.computed_at.isoformat())}.",
-        f"Each real question's nearest golden question by {escape(how)}; <b>covered at similarity ≥ "
-        f"{r.threshold:g}</b>.",
+    rows = [
+        ("real questions", f"{r.questions} distinct, asked {r.asked} time(s), from {Path(r.source).name}"),
+        ("golden set", f"{r.golden} golden pair(s) of {r.label}"),
+        ("method", f"each real question's nearest golden question by {how}"),
+        ("covered at", f"similarity ≥ {r.threshold:g}"),
+        ("computed", r.computed_at.isoformat()),
     ]
-    if meta is not None:
-        lead.append("Computed for the same dataset content this run evaluated (its hash).")
-        if meta.sample:
-            lead.append(f"This run evaluated a sample of {meta.sample['n']} question(s); the coverage is of the "
-                        f"version's whole golden set.")  # fmt: skip
     if r.redacted:
         removed = ", ".join(f"{k} × {v}" for k, v in sorted(r.redacted.items()))
-        lead.append(f"Personal data was redacted when the questions were read ({escape(removed)}).")
+        rows.append(("personal data", f"redacted when the questions were read ({removed})"))
+    notes = []
+    if meta is not None:
+        notes.append("Computed for the same dataset content this run evaluated (the same hash).")
+        if meta.sample:
+            notes.append(f"This run evaluated a sample of {meta.sample['n']} question(s); the coverage is of the "
+                         f"version's whole golden set.")  # fmt: skip
+    lead = "<table class='meta'>" + "".join(f"<tr><td>{escape(k)}</td><td>{escape(v)}</td></tr>" for k, v in rows)
+    lead += "</table>" + "".join(f"<p class='muted'>{escape(n)}</p>" for n in notes)
     figures = (
         "<table class='figures'><thead><tr><th>coverage</th><th class='n'>share</th><th class='n'>covered</th>"
         "</tr></thead><tbody>"
@@ -734,7 +738,7 @@ def coverage_section(record: CoverageRecord, *, meta: RunMeta | None = None, nea
     )
     chart = svg_bars("covered share of real traffic", [("questions", r.share), ("weighted", r.weighted_share)])
     parts = [
-        f"<section class='cov' id='coverage'><p>{' '.join(lead)}</p>",
+        f"<section class='cov' id='coverage'>{lead}",
         figures,
         f"<div class='charts'>{chart}</div>",
     ]
@@ -769,7 +773,9 @@ def coverage_section(record: CoverageRecord, *, meta: RunMeta | None = None, nea
         more = f" ({len(uncovered) - len(shown)} more not shown)" if len(uncovered) > len(shown) else ""
         parts += [
             f"<h3>Nearest golden question of the most asked uncovered questions{escape(more)}</h3>",
-            _table(["real question", "nearest golden question", "asked", "similarity"], rows, numeric_from=2),
+            _table(["real question", "nearest golden question", "asked", "similarity"], rows, numeric_from=2).replace(
+                "<table>", "<table class='nearest'>", 1
+            ),
         ]
     parts.append("</section>")
     return "".join(parts)

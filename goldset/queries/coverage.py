@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -164,7 +165,8 @@ def _clusters(questions: list[RealQuestion], similarity: float, examples: int) -
     for _, members in groups:
         words: Counter[str] = Counter()
         for q in members:
-            words.update(t for t in token_set(q.question) if len(t) > 3 or not t.isascii())
+            text = re.sub(r"\[[a-z]+\]", " ", q.question)  # a redaction mark ([email]) is no topic
+            words.update(t for t in token_set(text) if len(t) > 3 or not t.isascii())
         topic = " ".join(w for w, _ in words.most_common(3)) or members[0].question[:40]
         out.append(Cluster(topic, members, [q.question for q in members[:examples]]))
     out.sort(key=lambda c: -c.asked)
