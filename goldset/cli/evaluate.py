@@ -356,6 +356,10 @@ def report(
         from goldset.errors import UsageError
 
         raise UsageError("--coverage FILE shows a coverage and --no-coverage leaves it out; give one of them")
+    if coverage is not None and html is None:
+        from goldset.errors import UsageError
+
+        raise UsageError("--coverage FILE is shown in the HTML report; give --html FILE too")
     ws = optional_workspace(workspace)
     stored = [read_run(r, ws) for r in runs]
     if len(stored) > 1 or stored[0].meta.reference_free:
@@ -377,6 +381,10 @@ def report(
             console().print(f"report written to {html}")
         return
     current = stored[0]
+    if coverage is not None:  # a coverage of other data is refused before anything is printed
+        from goldset.evaluation.report import run_coverage
+
+        run_coverage(current, ws, coverage_file=coverage)
     base = read_run(baseline, ws) if baseline else None
     if base is not None:
         differ = check_comparable(

@@ -167,7 +167,9 @@ def _clusters(questions: list[RealQuestion], similarity: float, examples: int) -
         for q in members:
             text = re.sub(r"\[[a-z]+\]", " ", q.question)  # a redaction mark ([email]) is no topic
             words.update(t for t in token_set(text) if len(t) > 3 or not t.isascii())
-        topic = " ".join(w for w, _ in words.most_common(3)) or members[0].question[:40]
+        # ties in word order, not in set order (which changes with the interpreter's hash seed)
+        top = sorted(words.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
+        topic = " ".join(w for w, _ in top) or members[0].question[:40]
         out.append(Cluster(topic, members, [q.question for q in members[:examples]]))
     out.sort(key=lambda c: -c.asked)
     return out
