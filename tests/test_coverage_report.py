@@ -128,7 +128,7 @@ def test_a_coverage_of_another_version_is_not_shown_as_this_runs(
     from goldset.data import write_coverage
 
     write_coverage(rec, old.record())
-    with pytest.raises(InputError, match="coverage computed for .* but run"):
+    with pytest.raises(InputError, match=r"coverage computed for .* but run"):
         write_report(tmp_path / "x.html", new_run, ws=ws, coverage_file=rec)
     # the old run still has its own coverage; the new version gets its own once computed
     assert run_coverage(old_run, ws)[0] == WorkspaceData(ws).coverage(old.manifest_hash)

@@ -710,7 +710,7 @@ def coverage_section(record: CoverageRecord, *, meta: RunMeta | None = None, nea
         how = f"embedding cosine ({r.embedding_model})" if r.embedding_model else "embedding cosine"
     else:
         how = "lexical similarity (token-set Dice; CJK characters one token each: it does not cross languages)"
-    rows = [
+    facts = [
         ("real questions", f"{r.questions} distinct, asked {r.asked} time(s), from {Path(r.source).name}"),
         ("golden set", f"{r.golden} golden pair(s) of {r.label}"),
         ("method", f"each real question's nearest golden question by {how}"),
@@ -719,14 +719,14 @@ def coverage_section(record: CoverageRecord, *, meta: RunMeta | None = None, nea
     ]
     if r.redacted:
         removed = ", ".join(f"{k} × {v}" for k, v in sorted(r.redacted.items()))
-        rows.append(("personal data", f"redacted when the questions were read ({removed})"))
+        facts.append(("personal data", f"redacted when the questions were read ({removed})"))
     notes = []
     if meta is not None:
         notes.append("Computed for the same dataset content this run evaluated (the same hash).")
         if meta.sample:
             notes.append(f"This run evaluated a sample of {meta.sample['n']} question(s); the coverage is of the "
                          f"version's whole golden set.")  # fmt: skip
-    lead = "<table class='meta'>" + "".join(f"<tr><td>{escape(k)}</td><td>{escape(v)}</td></tr>" for k, v in rows)
+    lead = "<table class='meta'>" + "".join(f"<tr><td>{escape(k)}</td><td>{escape(v)}</td></tr>" for k, v in facts)
     lead += "</table>" + "".join(f"<p class='muted'>{escape(n)}</p>" for n in notes)
     figures = (
         "<table class='figures'><thead><tr><th>coverage</th><th class='n'>share</th><th class='n'>covered</th>"
@@ -814,12 +814,12 @@ def run_coverage(
         return None, None
     data = WorkspaceData(where)
     try:
-        record = data.coverage(meta.manifest_hash) if meta.manifest_hash else None
-        others = [] if record is not None else data.coverages()
+        found = data.coverage(meta.manifest_hash) if meta.manifest_hash else None
+        others: list[CoverageRecord] = [] if found is not None else data.coverages()
     except GoldsetError as exc:
         return None, f"Coverage not shown: a coverage record of this workspace could not be read ({exc})."
-    if record is not None:
-        return record, None
+    if found is not None:
+        return found, None
     if not others:
         return None, None
     kept = "; ".join(o.label for o in others[:3]) + (f" and {len(others) - 3} more" if len(others) > 3 else "")

@@ -5,6 +5,7 @@ later goldset can read, migrate or refuse an older file knowingly.
 """
 
 from goldset.schema.base import SCHEMA_VERSION, Record
+from goldset.schema.coverage import CoverageCluster, CoverageMatch, CoverageRecord
 from goldset.schema.kb import Chunk, DocumentEntry, KBSnapshot
 from goldset.schema.manifest import DATASET_FILES, Manifest, ReviewSampleStats
 from goldset.schema.pairs import (
@@ -27,6 +28,9 @@ __all__ = [
     "SCHEMA_VERSION",
     "CheckResult",
     "Chunk",
+    "CoverageCluster",
+    "CoverageMatch",
+    "CoverageRecord",
     "DocumentEntry",
     "DuplicateLabel",
     "Evidence",
