@@ -102,6 +102,11 @@ def test_coverage_is_kept_for_its_dataset_and_shown_in_that_runs_report(
     for value in PERSONAL:
         assert value not in page and value not in _all_text(ws.root)
 
+    # a sampled run of the same content: the coverage is of the whole golden set, and says so
+    sampled = evaluate(ws.data_dir, run=RUN, ws=ws, sample=12, out_dir=tmp_path / "sampled")
+    text = write_report(tmp_path / "s.html", read_run(sampled.folder), ws=ws).read_text(encoding="utf-8")
+    assert "a sample of 12 question(s); the coverage is of the version&#x27;s whole golden set" in text
+    assert "3 of 8" in text
     # no coverage asked for: no section
     bare = write_report(tmp_path / "bare.html", read_run(run.folder), ws=ws, coverage=False).read_text("utf-8")
     assert "Coverage of real traffic" not in bare
