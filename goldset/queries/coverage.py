@@ -151,6 +151,13 @@ def _cosine(a: list[float], b: list[float]) -> float:
     return num / den if den else 0.0
 
 
+#: Question words and CJK function characters: never a cluster's topic word.
+_NOT_TOPICS = frozenset(
+    ("what", "which", "does", "when", "where", "with", "that", "this", "have", "from", "your", "there", "about",
+     "would", "could", "should", *"的了么怎我你吗是在有如何什哪为能可以样个这那和吧呢要会请问")
+)  # fmt: skip
+
+
 def _clusters(questions: list[RealQuestion], similarity: float, examples: int) -> list[Cluster]:
     groups: list[tuple[frozenset[str], list[RealQuestion]]] = []
     for q in sorted(questions, key=lambda q: (-q.count, q.id)):
@@ -166,7 +173,7 @@ def _clusters(questions: list[RealQuestion], similarity: float, examples: int) -
         words: Counter[str] = Counter()
         for q in members:
             text = re.sub(r"\[[a-z]+\]", " ", q.question)  # a redaction mark ([email]) is no topic
-            words.update(t for t in token_set(text) if len(t) > 3 or not t.isascii())
+            words.update(t for t in token_set(text) if (len(t) > 3 or not t.isascii()) and t not in _NOT_TOPICS)
         # ties in word order, not in set order (which changes with the interpreter's hash seed)
         top = sorted(words.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
         topic = " ".join(w for w, _ in top) or members[0].question[:40]
