@@ -54,14 +54,14 @@ def err_console() -> Console:
 def context(path: Path | None, *, optional: bool = False, **options: Mapping[str, Any] | None) -> Context:
     """The command's context: the workspace around ``path`` (or the current folder; ``optional``: none is fine),
     goldset.yaml, ``.env`` and the environment read once, the command's ``options`` on top (per section), and every
-    section validated now, so a bad setting anywhere is reported by any command before it starts."""
-    from goldset.config import settings_of
+    section given a value validated now (:meth:`Context.check_given`), so a bad setting anywhere is reported by any
+    command before it starts."""
     from goldset.context import Context
     from goldset.workspace import find_workspace, require_workspace
 
     ws = find_workspace(path, required=False) if optional and path is None else require_workspace(path)
     ctx = Context.open(ws, **options)
-    settings_of(ctx)
+    ctx.check_given()
     return ctx
 
 
