@@ -28,6 +28,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+
 def sdk_loop(bodies_path: Path, concurrency: int) -> int:
     """The bare openai SDK: the recorded request bodies, ``concurrency`` in flight, each reply's JSON parsed."""
     import asyncio
