@@ -41,19 +41,6 @@ NESTED = "__"
 #: The sections of goldset.yaml, in the order the reference shows them (each a package's model:
 #: ``goldset.config.Settings`` puts them together, and a test holds the two lists equal).
 SECTIONS: tuple[str, ...] = ("kb", "llm", "generate", "filter", "review", "versioning", "eval", "queries")
-#: Where each section's model lives (``module:Class``), so :meth:`Context.check_given` imports only the models of
-#: the sections a run was given values for (``goldset.config.Settings`` holds the same models; a test holds them
-#: equal). Validating the ``filter`` section imports every check's module.
-SECTION_MODELS: dict[str, str] = {
-    "kb": "goldset.kb.settings:KBSettings",
-    "llm": "goldset.llm.settings:LLMSettings",
-    "generate": "goldset.generation.settings:GenerateSettings",
-    "filter": "goldset.filters.settings:FilterSettings",
-    "review": "goldset.review.settings:ReviewSettings",
-    "versioning": "goldset.versioning.settings:VersioningSettings",
-    "eval": "goldset.evaluation.settings:EvalSettings",
-    "queries": "goldset.queries.settings:QueriesSettings",
-}
 
 
 class SectionModel(Protocol):
@@ -247,17 +234,6 @@ class Context:
         """Whether any layer (option, environment, ``.env``, goldset.yaml) gives ``section`` a value: a null value
         counts as none, as a null section does (the template's empty ``filter: checks:``)."""
         return any(_has_value(layer.get(section)) for _, layer in self._layers(section))
-
-    def check_given(self) -> None:
-        """Validate now every section a layer gives a value for, so a bad setting anywhere is a ConfigError before
-        any work starts; a section nobody set holds its defaults and is validated when a part asks for it. Only
-        those sections' models are imported (``generate`` never imports the filter checks for their settings)."""
-        import importlib
-
-        for name in SECTIONS:
-            if self.given(name):
-                module, _, attr = SECTION_MODELS[name].partition(":")
-                self.section(getattr(importlib.import_module(module), attr))
 
     def getenv(self, name: str) -> str | None:
         """A variable from the environment, else from the workspace's ``.env``; never from goldset.yaml. Secrets
