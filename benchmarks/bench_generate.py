@@ -71,6 +71,7 @@ from tests.helpers.fake_openai import FakeOpenAI  # noqa: E402
 KB = ROOT.parent / "shared" / "kb" / "fastapi-en-0.141.1"
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 SECTION = "## generate"
+WHOLE_SECTION = "## generate: whole process against a bare SDK loop"
 
 
 def peak_rss_mb() -> float:
@@ -260,7 +261,10 @@ def whole_process(args: argparse.Namespace) -> int:
         f"| throughput against the SDK loop (SDK wall / goldset wall, pair by pair) | {statistics.median(ratios):.2f} "
         f"({ratios[0]:.2f}–{ratios[-1]:.2f}) | 1 |",
     ]
-    print("\n".join(lines))
+    body = "\n".join(lines)
+    print(body)
+    if not args.no_write:
+        write_section(f"{WHOLE_SECTION}\n{body}")
     return 0
 
 
