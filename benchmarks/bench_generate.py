@@ -226,6 +226,7 @@ def whole_process(args: argparse.Namespace) -> int:
         server, base_url = start_server(args.latency)
         env = dict(os.environ, OPENAI_BASE_URL=base_url, OPENAI_API_KEY=FakeOpenAI.DEFAULT_KEY,
                    GOLDSET_MODEL="fake-model", PYTHONPATH=str(ROOT))
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # byte-compiled, as installed: else goldset compiles every run
         gs = [sys.executable, "-m", "goldset", "generate", "--all", "--limit", str(n), "--no-cache",
               "-j", str(args.concurrency), "-w", str(root)]
         sdk = [sys.executable, str(Path(__file__).resolve()), "--sdk-loop", str(bodies),
