@@ -6,6 +6,12 @@ hits). The fake server runs in its own process, as a real endpoint would, so its
 the client for the GIL. Results go to the ``## generate`` section of benchmarks/RESULTS.md.
 
     .venv/bin/python benchmarks/bench_generate.py [--kb PATH] [--latency 0.2] [--concurrency 16]
+
+``--whole-process N`` (issue #18) times whole processes instead, in turn, A B A B: ``goldset generate --all
+--limit N --no-cache`` (a fresh journal and pairs file each run) against a bare ``openai`` SDK loop that sends the
+same N request bodies (recorded from goldset once) at the same concurrency to the same fake server (its own
+process), and prints each one's CPU ms per call (user + sys of the process, from ``wait4``) and wall, and the
+wall ratio pair by pair. Results go to the ``## generate: whole process against a bare SDK loop`` section.
 """
 
 from __future__ import annotations
@@ -22,6 +28,35 @@ import time
 import urllib.request
 from pathlib import Path
 
+
+def sdk_loop(bodies_path: Path, concurrency: int) -> int:
+    """The bare openai SDK: the recorded request bodies, ``concurrency`` in flight, each reply's JSON parsed."""
+    import asyncio
+
+    from openai import AsyncOpenAI
+
+    bodies = [json.loads(line) for line in bodies_path.read_text(encoding="utf-8").splitlines() if line]
+
+    async def run() -> None:
+        client = AsyncOpenAI(max_retries=3)
+        sem = asyncio.Semaphore(concurrency)
+
+        async def one(body: dict) -> None:
+            async with sem:
+                reply = await client.chat.completions.create(**body)
+                json.loads(reply.choices[0].message.content or "{}")
+
+        await asyncio.gather(*(one(b) for b in bodies))
+        await client.close()
+
+    asyncio.run(run())
+    return 0
+
+
+if __name__ == "__main__" and len(sys.argv) >= 3 and sys.argv[1] == "--sdk-loop":
+    # The bare reference imports only the SDK: goldset's own imports would count against it.
+    sys.exit(sdk_loop(Path(sys.argv[2]), int(sys.argv[4]) if len(sys.argv) > 4 else 16))
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -36,6 +71,7 @@ from tests.helpers.fake_openai import FakeOpenAI  # noqa: E402
 KB = ROOT.parent / "shared" / "kb" / "fastapi-en-0.141.1"
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 SECTION = "## generate"
+WHOLE_SECTION = "## generate: whole process against a bare SDK loop"
 
 
 def peak_rss_mb() -> float:
@@ -151,6 +187,88 @@ def measure(kb_dir: Path, base_url: str, concurrency: int) -> dict:
     }
 
 
+def record_bodies(ws_root: Path, n: int, concurrency: int, out: Path) -> None:
+    """Run goldset once against an in-process fake and keep the chat request bodies it sent."""
+    with FakeOpenAI() as fake:
+        from tests.helpers.responders import qa_responder
+
+        fake.add_responder("qa_pairs", qa_responder)
+        env = dict(os.environ, OPENAI_BASE_URL=fake.base_url, OPENAI_API_KEY=fake.api_key, GOLDSET_MODEL="fake-model")
+        cmd = [sys.executable, "-m", "goldset", "generate", "--all", "--limit", str(n), "--no-cache",
+               "-j", str(concurrency), "-w", str(ws_root)]
+        subprocess.run(cmd, cwd=ROOT, env=dict(env, PYTHONPATH=str(ROOT)), check=True, capture_output=True)
+        bodies = [r.body for r in fake.chat_requests()]
+    out.write_text("".join(json.dumps(b) + "\n" for b in bodies), encoding="utf-8")
+
+
+def timed(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(wall s, CPU s = user + sys) of one whole process, from the kernel's accounting."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        raise RuntimeError(f"{' '.join(cmd)} exited with {proc.returncode}")
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def whole_process(args: argparse.Namespace) -> int:
+    """goldset generate against the bare SDK loop, whole processes in turn, N calls each."""
+    n, runs = args.whole_process, max(1, args.repeat)
+    load = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "ws"
+        init_workspace(root, dvc=False)
+        ingest(args.kb, Workspace(root.resolve()))
+        bodies = Path(tmp) / "bodies.jsonl"
+        record_bodies(root, n, args.concurrency, bodies)
+        server, base_url = start_server(args.latency)
+        env = dict(os.environ, OPENAI_BASE_URL=base_url, OPENAI_API_KEY=FakeOpenAI.DEFAULT_KEY,
+                   GOLDSET_MODEL="fake-model", PYTHONPATH=str(ROOT))
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # byte-compiled, as installed: else goldset compiles every run
+        gs = [sys.executable, "-m", "goldset", "generate", "--all", "--limit", str(n), "--no-cache",
+              "-j", str(args.concurrency), "-w", str(root)]
+        sdk = [sys.executable, str(Path(__file__).resolve()), "--sdk-loop", str(bodies),
+               "--concurrency", str(args.concurrency)]
+        rows: list[tuple[float, float, float, float]] = []
+        try:
+            for i in range(runs + 1):  # the first pair warms the page cache and is not counted
+                for stale in (root / ".goldset" / "calls.sqlite", root / "data" / "pairs.jsonl"):
+                    stale.unlink(missing_ok=True)
+                a_wall, a_cpu = timed(gs, env)
+                b_wall, b_cpu = timed(sdk, env)
+                if i:
+                    rows.append((a_wall, a_cpu, b_wall, b_cpu))
+        finally:
+            server.kill()
+            server.wait(timeout=10)
+
+    def med(col: int) -> float:
+        return statistics.median(r[col] for r in rows)
+
+    ratios = sorted(r[2] / r[0] for r in rows)  # SDK wall / goldset wall: goldset's throughput against the SDK's
+    lines = [
+        f"Machine: {machine()}; load average {load:.2f} at the start. Script: `benchmarks/bench_generate.py "
+        f"--whole-process {n}`.",
+        "",
+        f"{n} calls, fake server in its own process, {args.latency * 1000:.0f} ms per call, concurrency "
+        f"{args.concurrency}; whole processes in turn, A B A B, {len(rows)} pairs after one warm-up pair; medians.",
+        "",
+        "| figure | goldset generate | bare openai SDK loop |",
+        "|---|---|---|",
+        f"| wall | {med(0):.2f} s | {med(2):.2f} s |",
+        f"| CPU per call (user + sys of the process / {n}) | {1000 * med(1) / n:.2f} ms | {1000 * med(3) / n:.2f} ms |",
+        f"| throughput against the SDK loop (SDK wall / goldset wall, pair by pair) | {statistics.median(ratios):.2f} "
+        f"({ratios[0]:.2f}–{ratios[-1]:.2f}) | 1 |",
+    ]
+    body = "\n".join(lines)
+    print(body)
+    if not args.no_write:
+        write_section(f"{WHOLE_SECTION}\n{body}")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kb", type=Path, default=KB)
@@ -158,10 +276,16 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--repeat", type=int, default=3, help="Runs to take the median of (the machine is shared).")
     parser.add_argument("--no-write", action="store_true", help="Print only; leave RESULTS.md alone.")
+    parser.add_argument("--whole-process", type=int, metavar="N", help="goldset generate vs a bare SDK loop, N calls.")
+    parser.add_argument("--sdk-loop", type=Path, metavar="BODIES", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.sdk_loop:
+        return sdk_loop(args.sdk_loop, args.concurrency)
     if not args.kb.is_dir():
         print(f"{args.kb}: knowledge base not found", file=sys.stderr)
         return 1
+    if args.whole_process:
+        return whole_process(args)
 
     load = os.getloadavg()[0]
     t0 = time.perf_counter()

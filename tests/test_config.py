@@ -34,6 +34,34 @@ def test_every_section_has_its_model_and_the_template_loads() -> None:
     assert "fraction: 0.15" in template and settings.review.fraction == 0.15
 
 
+def test_section_models_are_the_settings_models() -> None:
+    import importlib
+
+    from goldset.cli._common import SECTION_MODELS
+
+    assert tuple(SECTION_MODELS) == SECTIONS
+    for name, where in SECTION_MODELS.items():
+        module, _, attr = where.partition(":")
+        assert getattr(importlib.import_module(module), attr) is Settings.model_fields[name].annotation, name
+
+
+def test_check_given_validates_the_sections_given_a_value(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    from goldset.cli._common import check_given
+    from goldset.context import Context
+
+    # The template's empty `filter: checks:` gives nothing: left for the part that asks (its defaults are valid).
+    ws.config_path.write_text("kb:\n  max_tokens: 500\nfilter:\n  checks:\n", encoding="utf-8")
+    ctx = Context.open(ws)
+    check_given(ctx)
+    assert "kb" in ctx._sections and "filter" not in ctx._sections
+    ws.config_path.write_text("filter:\n  checks:\n  examples: -1\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"goldset.yaml: filter.examples: "):
+        check_given(Context.open(ws))
+    monkeypatch.setenv("GOLDSET_QUERIES__NOPE", "1")
+    with pytest.raises(ConfigError, match=r"^environment variable GOLDSET_QUERIES__NOPE: unknown setting"):
+        check_given(Context.open(None))
+
+
 def test_precedence_option_env_dotenv_file_default(ws: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
     s = load_settings(ws).kb
     assert (s.max_tokens, s.path, s.target_tokens) == (500, "kb", 350)

@@ -54,15 +54,44 @@ def err_console() -> Console:
 def context(path: Path | None, *, optional: bool = False, **options: Mapping[str, Any] | None) -> Context:
     """The command's context: the workspace around ``path`` (or the current folder; ``optional``: none is fine),
     goldset.yaml, ``.env`` and the environment read once, the command's ``options`` on top (per section), and every
-    section validated now, so a bad setting anywhere is reported by any command before it starts."""
-    from goldset.config import settings_of
+    section given a value validated now (:func:`check_given`), so a bad setting anywhere is reported by any
+    command before it starts."""
     from goldset.context import Context
     from goldset.workspace import find_workspace, require_workspace
 
     ws = find_workspace(path, required=False) if optional and path is None else require_workspace(path)
     ctx = Context.open(ws, **options)
-    settings_of(ctx)
+    check_given(ctx)
     return ctx
+
+
+#: Where each section's model lives (``module:Class``), so :func:`context` imports only the models of
+#: the sections a run was given values for (``goldset.config.Settings`` holds the same models; a test holds them
+#: equal). Validating the ``filter`` section imports every check's module.
+SECTION_MODELS: dict[str, str] = {
+    "kb": "goldset.kb.settings:KBSettings",
+    "llm": "goldset.llm.settings:LLMSettings",
+    "generate": "goldset.generation.settings:GenerateSettings",
+    "filter": "goldset.filters.settings:FilterSettings",
+    "review": "goldset.review.settings:ReviewSettings",
+    "versioning": "goldset.versioning.settings:VersioningSettings",
+    "eval": "goldset.evaluation.settings:EvalSettings",
+    "queries": "goldset.queries.settings:QueriesSettings",
+}
+
+
+def check_given(ctx: Context) -> None:
+    """Validate now every section a layer of ``ctx`` gives a value for (:meth:`Context.given`), so a bad setting
+    anywhere is a ConfigError before any work starts; a section nobody set holds its defaults and is validated when
+    a part asks for it. Only those sections' models are imported: ``generate`` does not import every filter check
+    (the ``filter`` section's model validates each check's settings with the check's own model) to validate
+    defaults."""
+    import importlib
+
+    for name, where in SECTION_MODELS.items():
+        if ctx.given(name):
+            module, _, attr = where.partition(":")
+            ctx.section(getattr(importlib.import_module(module), attr))
 
 
 class ProgressDisplay:

@@ -36,6 +36,7 @@ class PartnerFinder:
             for tok in toks:
                 if df[tok] <= cap:
                     self._index.setdefault(tok, []).append(cid)
+        self._weight: dict[str, float] = {tok: self._idf[tok] ** 2 for tok in self._index}
         self._by_doc: dict[str, list[str]] = {}
         for cid, c in self.chunks.items():
             self._by_doc.setdefault(c.doc_id, []).append(cid)
@@ -47,10 +48,17 @@ class PartnerFinder:
         if toks is None:
             toks = set(tokenize(chunk.text))
         scores: dict[str, float] = {}
+        get, index, weight = scores.get, self._index, self._weight
         for tok in toks:
-            for other in self._index.get(tok, ()):
-                scores[other] = scores.get(other, 0.0) + self._idf[tok] ** 2
-        norm = math.sqrt(sum(self._idf.get(t, 1.0) ** 2 for t in toks)) or 1.0
+            postings = index.get(tok)
+            if postings is None:
+                continue
+            w = weight[tok]  # idf ** 2, computed once per token, not once per posting
+            for other in postings:
+                scores[other] = get(other, 0.0) + w
+        norm = self._norm.get(chunk.id) if chunk.id in self._tokens else None
+        if norm is None:
+            norm = math.sqrt(sum(self._idf.get(t, 1.0) ** 2 for t in toks)) or 1.0
         for other in self._by_doc.get(chunk.doc_id, ()):
             scores.setdefault(other, 0.0)
         best: tuple[float, str] | None = None

@@ -4,6 +4,7 @@ language. A pair that fails is kept as rejected with the reason; an item too bro
 from __future__ import annotations
 
 import copy
+import functools
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -48,6 +49,13 @@ _ELLIPSIS_RE = re.compile(r"^(?:\.\.\.|…)\s*|\s*(?:\.\.\.|…)$")
 
 def _quote_form(text: str) -> str:
     return normalize_ws(unicodedata.normalize("NFKC", text))
+
+
+@functools.lru_cache(maxsize=4096)
+def chunk_form(text: str) -> str:
+    """:func:`_quote_form` of a chunk's text, kept: a chunk is shown in several calls of a run (as a multi-hop
+    partner, again with ``--all``), and normalising a whole chunk costs more than the rest of checking a quote."""
+    return _quote_form(text)
 
 
 def quote_in_text(quote: str, text: str, *, text_form: str | None = None) -> bool:
@@ -111,7 +119,7 @@ class ReplyOutcome:
 def validate_reply(reply: GeneratedPairs, plan: CallPlan, provenance: Provenance) -> ReplyOutcome:
     """Turn the model's items into pairs; each item is kept, rejected with reasons, or recorded as a failure."""
     by_id = {c.id: c for c in plan.chunks}
-    forms = {c.id: _quote_form(c.text) for c in plan.chunks}
+    forms = {c.id: chunk_form(c.text) for c in plan.chunks}
     out = ReplyOutcome()
     seen: set[str] = set()
     for index, item in enumerate(reply.pairs):

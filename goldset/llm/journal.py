@@ -14,6 +14,7 @@ the key is not part of anything written here, and error text is redacted before 
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import sqlite3
 import threading
@@ -89,7 +90,13 @@ def canonical_json_with(value: Mapping[str, Any], **encoded: str) -> str:
     canonical JSON): the canonical JSON of a dict is its ``"key":value`` items sorted by key, so this is the same
     text as encoding the whole dict."""
     items = {k: canonical_json(v) for k, v in value.items()} | encoded
-    return "{" + ",".join(f"{canonical_json(k)}:{items[k]}" for k in sorted(items)) + "}"
+    return "{" + ",".join(f"{_key_json(k)}:{items[k]}" for k in sorted(items)) + "}"
+
+
+@functools.lru_cache(maxsize=256)
+def _key_json(key: str) -> str:
+    """A key's canonical JSON: the same few keys on every call, encoded once."""
+    return canonical_json(key)
 
 
 @dataclass(frozen=True)
