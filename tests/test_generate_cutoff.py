@@ -110,3 +110,22 @@ def test_a_one_pair_call_cut_off_fails_with_its_reason(
     with pytest.raises(RunFailed):
         generate(ws, chunks=CHUNKS, concurrency=1)
     assert [_asked(r.body) for r in fake.chat_requests()[6:]] == [1, 1]
+
+
+def test_a_grammar_bound_server_gets_max_items_with_its_json_object_schema(
+    tmp_path: Path, fake_llm_factory: Callable[..., FakeOpenAI]
+) -> None:
+    fake = fake_llm_factory(llama_cpp=True)  # refuses json_schema, takes json_object with the schema
+    fake.add_responder("qa_pairs", qa_responder)
+    report = generate(_workspace(tmp_path, max_tokens=None), chunks=CHUNKS[:1])
+    assert report.pairs_kept == 3 and report.llm.format == "json_object"
+    last = fake.chat_requests()[-1].body
+    assert last["response_format"]["type"] == "json_object"
+    assert last["response_format"]["schema"]["properties"]["pairs"]["maxItems"] == 3
+
+
+def test_the_estimate_counts_at_most_the_fitted_max_tokens(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
+    roomy = estimate(_workspace(tmp_path, max_tokens=None), chunks=CHUNKS)
+    assert roomy.completion_tokens == 2 * 3 * 150  # output_tokens_per_pair, no limit
+    tight = estimate(_workspace(tmp_path, max_tokens=300), chunks=CHUNKS)
+    assert tight.completion_tokens == 2 * 300 and tight.calls == 2 and fake_llm.calls == 0

@@ -32,9 +32,9 @@ send it) and ``"length"`` (the same cut with ``finish_reason: length``, as when 
 ``GET /props`` (at the server root) says ``n_ctx`` and ``total_slots``. ``total_slots=N`` serves at most N chat
 completions at once, the others wait their turn as on a llama.cpp server (``None``: no limit);
 ``cut_off_above=N`` cuts a reply with more than N pairs in half, marked ``finish_reason: length`` (a weak model
-that runs past max_tokens when asked for many); ``honour_max_tokens=True`` cuts a reply longer than the request's ``max_tokens`` (counted with
-``estimate_llm_tokens``) and marks it ``finish_reason: length``, as a real server does; ``n_ctx`` is what
-``/props`` states.
+that runs past max_tokens when asked for many); ``honour_max_tokens=True`` cuts a reply longer than the request's
+``max_tokens`` (counted with ``estimate_llm_tokens``) and marks it ``finish_reason: length``, as a real server
+does; ``n_ctx`` is what ``/props`` states.
 ``Fault(kind, retry_after=, delay=, reset=, message=, code=, keep=)`` tunes one fault (e.g. ``Fault("429",
 code="insufficient_quota")``). ``max_in_flight`` is the most chat requests handled at once (to check a
 concurrency bound).
