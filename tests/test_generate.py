@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from goldset.config import load_settings
 from goldset.errors import ConfigError
 from goldset.generation.keypoints import key_points
 from goldset.generation.partners import PartnerFinder
-from goldset.generation.planning import build_plans, plan_types
+from goldset.generation.planning import build_plans, fewer_pairs, fitted_max_tokens, plan_types
 from goldset.generation.reply import BASE_TYPES, GeneratedEvidence, GeneratedPair, GeneratedPairs, reply_model
 from goldset.generation.selection import select_chunks
 from goldset.generation.settings import DEFAULT_TYPE_WEIGHTS, LATER_TYPES, GenerateSettings
@@ -166,23 +167,46 @@ def test_ambiguous_and_open_ended_draws_get_a_partner_but_keep_their_type_withou
 
 def test_the_reply_schema_lists_a_later_type_only_in_the_calls_that_ask_for_it() -> None:
     """The schema is part of every call's journal key: adding types to goldset must not change it for calls that
-    do not ask for them."""
+    do not ask for them. Every schema says how many pairs were asked (``maxItems``), and differs from
+    :class:`GeneratedPairs` (what calls sent before maxItems) by that alone when it asks for base types only."""
 
     def enum(model: type[GeneratedPairs]) -> list[str]:
         return schema_json(model)["$defs"]["GeneratedPair"]["properties"]["question_type"]["enum"]
 
     six = ["factual", "reasoning", "comparison", "multi_hop", "procedural", "unanswerable"]
     assert enum(GeneratedPairs) == list(BASE_TYPES) == six  # what every call sent before later types existed
-    assert reply_model([QuestionType.factual, QuestionType.multi_hop]) is GeneratedPairs
+    base = reply_model([QuestionType.factual, QuestionType.multi_hop])
+    assert base is reply_model(["reasoning", "factual"]) and issubclass(base, GeneratedPairs)
+    without_max = copy.deepcopy(schema_json(base))
+    assert without_max["properties"]["pairs"].pop("maxItems") == 2
+    assert without_max == schema_json(GeneratedPairs)  # maxItems is the only change for base-type calls
+    assert schema_json(reply_model(["factual"] * 3))["properties"]["pairs"]["maxItems"] == 3
+    assert reply_model(["factual"] * 3) is not base
     model = reply_model([QuestionType.factual, QuestionType.open_ended])
-    assert enum(model) == [*BASE_TYPES, "open_ended"] and model is reply_model(["open_ended"])
+    assert enum(model) == [*BASE_TYPES, "open_ended"] and model is reply_model(["open_ended", "reasoning"])
     assert enum(reply_model(["open_ended", "ambiguous"])) == [*BASE_TYPES, "ambiguous", "open_ended"]
     chunk = make_chunk("a1", EN_TEXT)
-    assert plan_for(chunk, (QuestionType.factual,)).reply_model is GeneratedPairs
+    assert plan_for(chunk, (QuestionType.factual,)).reply_model is reply_model(["procedural"])
     assert "ambiguous" in enum(plan_for(chunk, (QuestionType.ambiguous,)).reply_model)
     # the same validation: a reply of the extended model is a GeneratedPairs
     reply = model.model_validate({"pairs": [{"question": "q", "answer": "a", "question_type": "open_ended"}]})
     assert isinstance(reply, GeneratedPairs) and reply.pairs[0].question_type == "open_ended"
+
+
+def test_a_smaller_call_asks_for_the_first_types_and_max_tokens_is_fitted_to_its_pairs() -> None:
+    chunk, partner = make_chunk("a1", EN_TEXT), make_chunk("a2", EN_TEXT + " More.")
+    plan = plan_for(chunk, (QuestionType.factual, QuestionType.multi_hop, QuestionType.unanswerable), partner)
+    smaller = plan.fewer(fewer_pairs(3))
+    assert smaller.types == (QuestionType.factual, QuestionType.multi_hop) and smaller.partner is partner
+    assert "- unanswerable" not in smaller.messages()[-1]["content"]
+    assert schema_json(smaller.reply_model)["properties"]["pairs"]["maxItems"] == 2
+    assert [fewer_pairs(n) for n in (20, 10, 5, 3, 2)] == [10, 5, 3, 2, 1]
+    settings = GenerateSettings(pairs_per_chunk=3)
+    assert [fitted_max_tokens(k, settings, 900) for k in (3, 2, 1)] == [900, 600, 300]
+    assert fitted_max_tokens(2, settings, None) is None  # nothing set: the server's default, as before
+    per_pair = GenerateSettings(pairs_per_chunk=3, max_tokens_per_pair=400)
+    assert [fitted_max_tokens(k, per_pair, None) for k in (3, 1)] == [1200, 400]
+    assert fitted_max_tokens(3, per_pair, 1000) == 1000  # never above the endpoint's max_tokens
 
 
 @pytest.mark.parametrize("prompt_id", ["generate", "generate_multi_hop"])

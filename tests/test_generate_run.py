@@ -15,6 +15,7 @@ from goldset.generation.runner import generate
 from goldset.generation.sink import FAILURES_FILE
 from goldset.generation.validation import CHECK_NAME
 from goldset.io import read_jsonl, write_jsonl
+from goldset.llm import CallJournal
 from goldset.prompts import load_prompt
 from goldset.schema import PairStatus, QAPair
 from goldset.schema.generation import GenerationFailure
@@ -280,9 +281,14 @@ def test_a_reply_cut_off_twice_is_a_failed_call_and_the_next_run_asks_again(ws: 
 def test_a_reply_marked_cut_off_is_a_failed_call_even_when_it_parses(ws: Workspace, fake: FakeOpenAI) -> None:
     fake.inject(Fault("length", keep=1.0))
     report = generate(ws, chunks=CHUNKS[:2], concurrency=1)
-    assert report.llm.failures == 1 and report.pairs_kept == 3 and fake.calls == 2
-    (failure,) = read_jsonl(ws.state_dir / FAILURES_FILE, GenerationFailure)
-    assert "cut off" in failure.reason and "max_tokens" in failure.reason
+    # the whole 3-pair reply parsed but was marked cut off: not kept; the chunk is asked again for 2 pairs
+    assert report.llm.failures == 1 and fake.calls == 3 and report.fewer_pairs == 1 and report.failures == []
+    assert report.pairs_kept == 5 and report.pairs_not_asked == 1
+    first = [p for p in pairs_of(ws) if next(iter(p.provenance.chunk_hashes)) == "path-1"]
+    with CallJournal(ws.cache_path) as journal:
+        ((cut_key, reason),) = journal.failures()
+    assert "cut off" in reason and "max_tokens" in reason
+    assert len(first) == 2 and cut_key not in {p.provenance.call_key for p in first}
 
 
 def test_an_empty_pairs_list_is_a_failed_call_not_a_success(ws: Workspace, fake_llm: FakeOpenAI) -> None:

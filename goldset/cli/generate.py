@@ -144,6 +144,11 @@ def _print_summary(report: GenerationReport) -> None:
         f"format fallbacks {llm.fallbacks}  retry budget left {llm.retry_budget_left} of {llm.retry_budget}"
     )
     out.print(f"format {llm.format_line}  parallelism {llm.concurrency_line}")
+    if report.fewer_pairs:
+        out.print(
+            f"asked again with fewer pairs ×{report.fewer_pairs} (replies cut off at max_tokens; "
+            f"{report.pairs_not_asked} planned pair(s) not asked)"
+        )
     out.print(
         f"pairs  kept {report.pairs_kept}  rejected {report.pairs_rejected}  malformed {report.items_failed}  "
         f"already present {report.pairs_existing}  asked for but not returned {report.pairs_missing}"

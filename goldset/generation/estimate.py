@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from goldset.context import Context
-from goldset.generation.planning import CallPlan, build_plans
+from goldset.generation.planning import CallPlan, build_plans, fewer_pairs, fitted_max_tokens
 from goldset.generation.selection import select
 from goldset.generation.settings import GenerateSettings
 from goldset.schema import (
@@ -66,7 +66,9 @@ def estimate(
     for the current one). ``calls`` counts the calls that would be paid: calls the journal already holds are
     counted in ``cache_hits`` instead (unless ``no_cache``; without an endpoint the journal cannot be consulted).
     Tokens (of the paid calls): the rendered prompts measured with :func:`goldset.llm.estimate_tokens`, plus
-    ``output_tokens_per_pair`` per requested pair. Dollars need a model with a known price (else ``None``).
+    ``output_tokens_per_pair`` per requested pair, at most the call's max_tokens
+    (:func:`~goldset.generation.planning.fitted_max_tokens`). A call the journal knows was cut off counts as the
+    smaller call a run would send instead. Dollars need a model with a known price (else ``None``).
     """
     from goldset.errors import EndpointError
     from goldset.llm import cost_usd, estimate_tokens, resolve_endpoint
@@ -86,12 +88,19 @@ def estimate(
         endpoint = resolve_endpoint(ctx, "generate", overrides=overrides)
     except EndpointError:
         endpoint = None
+    endpoint_max = endpoint.settings.max_tokens if endpoint is not None else None
     cached: set[int] = set()
+    # the call each plan would send: the plan itself, or a smaller one the journal knows it comes down to
+    sent = list(plans)
     if endpoint is not None and not no_cache and ws.cache_path.exists():
-        cached = _cached_plans(ws, endpoint, plans, settings)
-    paid = [p for i, p in enumerate(plans) if i not in cached]
+        cached, sent = _cached_plans(ws, endpoint, plans, settings)
+    paid = [p for i, p in enumerate(sent) if i not in cached]
     prompt_tokens = sum(estimate_tokens(p.messages()) for p in paid)
-    completion_tokens = sum(len(p.types) for p in paid) * settings.output_tokens_per_pair
+    completion_tokens = 0
+    for p in paid:  # expected reply tokens, never more than the call's fitted max_tokens lets the server write
+        expected = len(p.types) * settings.output_tokens_per_pair
+        limit = fitted_max_tokens(len(p.types), settings, endpoint_max)
+        completion_tokens += expected if limit is None else min(expected, limit)
     cost: float | None = None
     if endpoint is not None:
         model = endpoint.model
@@ -111,14 +120,32 @@ def estimate(
     )
 
 
-def _cached_plans(ws: Workspace, endpoint: Endpoint, plans: Sequence[CallPlan], settings: GenerateSettings) -> set[int]:
-    """Indexes of the plans whose call the journal already holds, keyed exactly as the client keys a call
-    (model, messages, schema, sampling parameters); a test pins the two together."""
+def _cached_plans(
+    ws: Workspace, endpoint: Endpoint, plans: Sequence[CallPlan], settings: GenerateSettings
+) -> tuple[set[int], list[CallPlan]]:
+    """Indexes of the plans whose call the journal already holds, and the call each plan would send, keyed
+    exactly as the run keys a call (model, messages, schema, sampling parameters with the fitted max_tokens; a
+    test pins the two together). A call the journal knows was cut off at max_tokens is followed down to the one
+    with fewer pairs the run would send instead (:meth:`CallPlan.fewer`), as the run does without sending it."""
     from goldset.llm import CallJournal
-    from goldset.llm.client import request_key
+    from goldset.llm.client import CUT_OFF_REASON, request_key
 
+    cached: set[int] = set()
+    sent: list[CallPlan] = []
     with CallJournal(ws.cache_path) as journal:
-        return {
-            i for i, p in enumerate(plans)
-            if journal.get(request_key(endpoint, p.messages(), p.reply_model, seed=settings.seed))
-        }  # fmt: skip
+        for i, plan in enumerate(plans):
+            while True:
+                n = len(plan.types)
+                key = request_key(
+                    endpoint, plan.messages(), plan.reply_model, seed=settings.seed,
+                    max_tokens=fitted_max_tokens(n, settings, endpoint.settings.max_tokens),
+                )  # fmt: skip
+                if journal.get(key):
+                    cached.add(i)
+                    break
+                if n > 1 and any(e.startswith(CUT_OFF_REASON) for _, e in journal.failures(key)):
+                    plan = plan.fewer(fewer_pairs(n))
+                    continue
+                break
+            sent.append(plan)
+    return cached, sent

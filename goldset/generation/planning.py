@@ -3,6 +3,8 @@ chunks (multi_hop, ambiguous, open_ended), a partner chunk."""
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import random
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -68,6 +70,33 @@ class CallPlan:
     def messages(self) -> list[dict[str, str]]:
         """The chat messages of the call (the prompt rendered with the chunks, types and language)."""
         return render_messages(self.prompt, self.chunk, self.partner, self.types, self.language)
+
+    def fewer(self, count: int) -> CallPlan:
+        """The same call asking for only the first ``count`` of its types (in plan order, i.e. the order of
+        :class:`QuestionType`), for asking again after a reply cut off at max_tokens. The chunks shown and the
+        prompt stay those of the plan (a partner chunk stays shown even when no type left needs it: the
+        two-chunk prompt writes the other types from the first chunk), so only the count and type lines change."""
+        return dataclasses.replace(self, types=self.types[: max(1, count)])
+
+
+def fewer_pairs(count: int) -> int:
+    """How many pairs a call asks for after a reply asking for ``count`` was cut off: half, rounded up
+    (3 → 2 → 1, 5 → 3 → 2 → 1)."""
+    return math.ceil(count / 2)
+
+
+def fitted_max_tokens(pairs: int, settings: GenerateSettings, endpoint_max_tokens: int | None) -> int | None:
+    """The max_tokens of a generation call asking for ``pairs`` pairs: ``pairs`` ×
+    ``generate.max_tokens_per_pair`` capped at the endpoint's max_tokens, or, with no per-pair setting, the
+    endpoint's max_tokens shared over ``pairs_per_chunk`` (so a call for every pair sends exactly the endpoint's
+    max_tokens), rounded up; ``None`` (no limit sent) when neither is set. The client lowers it further to what the
+    model's context leaves after the prompt."""
+    if settings.max_tokens_per_pair is not None:
+        budget = pairs * settings.max_tokens_per_pair
+        return budget if endpoint_max_tokens is None else min(budget, endpoint_max_tokens)
+    if endpoint_max_tokens is None:
+        return None
+    return max(1, min(endpoint_max_tokens, math.ceil(endpoint_max_tokens * pairs / settings.pairs_per_chunk)))
 
 
 def plan_types(chunk_id: str, weights: dict[str, float], count: int, seed: int) -> tuple[QuestionType, ...]:

@@ -4,7 +4,7 @@ items are checked one by one in :mod:`goldset.generation.validation`)."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
+from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
@@ -18,7 +18,8 @@ from goldset.schema import (
 SCHEMA_NAME = "qa_pairs"
 #: The types every call's schema lists (the ones goldset started with). A later type is listed only in the
 #: schema of a call that asks for it (:func:`reply_model`), so adding one leaves every other call's request, and
-#: so its journal key, as it was.
+#: so its journal key, as it was. (Every call's schema also says how many pairs it asks for, ``maxItems``; its
+#: addition changed every generation call's key once: see CHANGELOG.md.)
 BASE_TYPES = tuple(t.value for t in TYPE_GENERATIONS[0])
 #: The evidence description of a call that asks for a later type.
 LATER_EVIDENCE = (
@@ -87,28 +88,33 @@ class GeneratedPairs(BaseModel):
 _SCHEMA_CACHE: dict[Any, dict[str, Any]] = {}
 
 
-def reply_model(types: Iterable[QuestionType | str]) -> type[GeneratedPairs]:
-    """The reply model of a call asking for ``types``: :class:`GeneratedPairs` when they are all
-    :data:`BASE_TYPES` (the schema every call sent before later types existed), else a subclass whose schema's
-    type enum also lists the later types asked for (one class per set, so the client's schema cache holds)."""
+def reply_model(types: Sequence[QuestionType | str]) -> type[GeneratedPairs]:
+    """The reply model of a call asking for ``types`` (one entry per pair asked): a :class:`GeneratedPairs`
+    subclass whose schema gives the pair list ``maxItems`` = ``len(types)`` (a grammar-bound server such as
+    llama.cpp's then stops after the pairs asked instead of looping to max_tokens) and whose type enum lists
+    :data:`BASE_TYPES` plus the later types asked for, so adding a type leaves the other calls' schemas, and
+    journal keys, as they were. One class per (count, later types), so the client's schema cache holds."""
     later = tuple(sorted({str(t) for t in types} - set(BASE_TYPES), key=[t.value for t in QuestionType].index))
-    return GeneratedPairs if not later else _with_later_types(later)
+    return _reply_class(max(1, len(types)), later)
 
 
 @cache
-def _with_later_types(later: tuple[str, ...]) -> type[GeneratedPairs]:
+def _reply_class(count: int, later: tuple[str, ...]) -> type[GeneratedPairs]:
     enum = [*BASE_TYPES, *later]
 
-    class GeneratedPairsWithLaterTypes(GeneratedPairs):
-        """:class:`GeneratedPairs` whose schema also lists ``later`` types (validation is the same: the type is
-        a string checked item by item)."""
+    class GeneratedPairsAsked(GeneratedPairs):
+        """:class:`GeneratedPairs` whose schema says how many pairs were asked (``maxItems``) and lists the
+        ``later`` types asked for (validation is the same: a longer list is kept, the type is checked item by
+        item)."""
 
         @classmethod
         def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
             schema = GeneratedPairs.model_json_schema(*args, **kwargs)
-            pair = schema["$defs"]["GeneratedPair"]["properties"]
-            pair["question_type"]["enum"] = list(enum)
-            pair["evidence"]["description"] = LATER_EVIDENCE
+            schema["properties"]["pairs"]["maxItems"] = count
+            if later:
+                pair = schema["$defs"]["GeneratedPair"]["properties"]
+                pair["question_type"]["enum"] = list(enum)
+                pair["evidence"]["description"] = LATER_EVIDENCE
             return schema
 
-    return GeneratedPairsWithLaterTypes
+    return GeneratedPairsAsked

@@ -4,6 +4,7 @@ merges the replies into the candidates file, and reports what happened."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import re
 import time
 from collections import Counter
@@ -16,7 +17,7 @@ from goldset.collector import paused_gc
 from goldset.context import Context
 from goldset.errors import RunFailed
 from goldset.generation.estimate import Estimate, estimate
-from goldset.generation.planning import CallPlan, planner_for_run
+from goldset.generation.planning import CallPlan, fewer_pairs, fitted_max_tokens, planner_for_run
 from goldset.generation.reply import SCHEMA_NAME, GeneratedPairs
 from goldset.generation.selection import kb_snapshot_id, select
 from goldset.generation.settings import GenerateSettings
@@ -48,6 +49,8 @@ class GenerationReport:
     ``llm`` holds the LLM client's own counters (calls, HTTP requests, retries, repairs, cache hits, tokens, cost,
     the retry budget left): they are what was really sent, not a tally of the results. ``chunks_failed`` counts
     the chunks whose call failed (two identical chunks share one call, so it can exceed ``llm.failures``).
+    A call cut off at max_tokens that was asked again with fewer pairs (``fewer_pairs``) is a failure in ``llm``
+    but not in ``chunks_failed`` / ``failures`` when the smaller call worked.
     """
 
     chunks: int = 0
@@ -59,6 +62,11 @@ class GenerationReport:
     pairs_existing: int = 0
     items_failed: int = 0
     pairs_missing: int = 0
+    #: Calls asked again with fewer pairs because the reply asking for more was cut off at max_tokens (each
+    #: step counts: 3 → 2 → 1 is two); also when the journal already knew the longer call was cut off.
+    fewer_pairs: int = 0
+    #: Planned pairs no call asked for in the end, because the call was asked again with fewer.
+    pairs_not_asked: int = 0
     llm: CallStats = field(default_factory=CallStats)
     seconds: float = 0.0
     failures: list[GenerationFailure] = field(default_factory=list)
@@ -98,6 +106,8 @@ class GenerationProgress:
             "repairs": llm.repairs, "cached": llm.cache_hits, "budget left": llm.retry_budget_left,
             "tokens": llm.tokens, "cost": cost, "errors": llm.failures + report.pairs_rejected,
         }  # fmt: skip
+        if report.fewer_pairs:
+            counters["fewer pairs"] = report.fewer_pairs
         return Progress("generate", self.chunks_done, report.chunks, counters)
 
 
@@ -182,8 +192,10 @@ def generate(
     endpoint_name = endpoint.name
     started = time.monotonic()
 
-    def on_result(plan: CallPlan, res: CallResult[GeneratedPairs]) -> None:
+    def on_result(plan: CallPlan, res: CallResult[GeneratedPairs], planned: CallPlan) -> None:
         state.chunks_done += 1
+        if plan is not planned:
+            report.pairs_not_asked += len(planned.types) - len(plan.types)
         if res.value is None:
             report.chunks_failed += 1
             report.failures.append(
@@ -222,7 +234,7 @@ def generate(
             report.llm = client.stats  # the client's live counters: the report and the progress show them
             if progress is not None:
                 progress(state.as_progress())
-            await _run_plans(client, selection.chunks, plan_for, on_result, settings)
+            await _run_plans(client, selection.chunks, plan_for, on_result, settings, report)
 
     completed = False
     try:
@@ -260,22 +272,45 @@ async def _run_plans(
     client: LLMClient,
     chunks: Sequence[Chunk],
     plan_for: Callable[[Chunk], CallPlan],
-    on_result: Callable[[CallPlan, CallResult[GeneratedPairs]], None],
+    on_result: Callable[[CallPlan, CallResult[GeneratedPairs], CallPlan], None],
     settings: GenerateSettings,
+    report: GenerationReport,
 ) -> None:
     """Plan and run the calls, in the order of ``chunks`` (:func:`~goldset.llm.fan_out`: a chunk is planned when its
     call is about to go out, which keeps memory flat on large KBs). The first unexpected error cancels the rest;
-    results already received are flushed by the caller."""
+    results already received are flushed by the caller.
+
+    A reply cut off at max_tokens is asked again with fewer pairs (:func:`fewer_pairs`: half, rounded up, down to
+    one; :meth:`CallPlan.fewer`: the first types of the plan), each call with the schema's ``maxItems`` and
+    max_tokens fitted to the pairs it asks (:func:`fitted_max_tokens`). A longer call the journal knows was cut
+    off is not sent again (``known_cut_off``), so a re-run is free; a one-pair call cut off fails with its reason,
+    and is sent again on a re-run, as any failed call."""
     from goldset.llm import fan_out, fan_out_limit
 
+    endpoint_max = client.endpoint.settings.max_tokens
+
     async def one(chunk: Chunk) -> None:
-        plan = plan_for(chunk)
-        res = await client.complete_json(plan.messages(), plan.reply_model, schema_name=SCHEMA_NAME, seed=settings.seed)
+        planned = plan = plan_for(chunk)
+        asked: list[int] = []
+        while True:
+            n = len(plan.types)
+            asked.append(n)
+            res = await client.complete_json(
+                plan.messages(), plan.reply_model, schema_name=SCHEMA_NAME, seed=settings.seed,
+                max_tokens=fitted_max_tokens(n, settings, endpoint_max), known_cut_off=n > 1,
+            )  # fmt: skip
+            if not (res.cut_off and n > 1):
+                break
+            plan = plan.fewer(fewer_pairs(n))
+            report.fewer_pairs += 1
+        if res.cut_off and len(asked) > 1:
+            counts = ", ".join(map(str, asked))
+            res = dataclasses.replace(res, error=f"{res.error}; cut off each time with {counts} pair(s) asked")
         try:
             # The call slot this one freed has a waiter (another call, its request ready): let it send first, then
             # check and merge this reply (~0.5 ms) while that request is on the wire.
             await asyncio.sleep(0)
         finally:
-            on_result(plan, res)  # also when cancelled meanwhile: a received result is always recorded
+            on_result(plan, res, planned)  # also when cancelled meanwhile: a received result is always recorded
 
     await fan_out(chunks, one, limit=fan_out_limit(client.endpoint))

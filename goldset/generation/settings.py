@@ -60,6 +60,16 @@ class GenerateSettings(BaseModel):
     seed: int = Field(0, description="Seeds the type draw per chunk and is sent to the model.")
     min_tokens: int = Field(20, ge=0, description="Chunks with fewer tokens are skipped (headings, stubs).")
     output_tokens_per_pair: int = Field(150, ge=1, description="Expected reply tokens per pair, for estimates.")
+    max_tokens_per_pair: int | None = Field(
+        None,
+        ge=1,
+        description=(
+            "Reply limit per pair asked: a call asking for k pairs sends max_tokens k × this (never above the "
+            "endpoint's max_tokens, nor what the model's context leaves). Unset: the endpoint's max_tokens shared "
+            "over pairs_per_chunk (a call for every pair sends it whole, a smaller one its share); neither set: "
+            "no limit is sent (the server's default)."
+        ),
+    )
     flush_seconds: float = Field(2.0, ge=0, description="Rewrite the candidates file at most this often.")
 
     @field_validator("types")

@@ -31,9 +31,10 @@ send it) and ``"length"`` (the same cut with ``finish_reason: length``, as when 
 ("Input should be 'text' or 'json_object'"), ``json_object`` with a schema and forced tool calls work, and
 ``GET /props`` (at the server root) says ``n_ctx`` and ``total_slots``. ``total_slots=N`` serves at most N chat
 completions at once, the others wait their turn as on a llama.cpp server (``None``: no limit);
-``honour_max_tokens=True`` cuts a reply longer than the request's ``max_tokens`` (counted with
-``estimate_llm_tokens``) and marks it ``finish_reason: length``, as a real server does; ``n_ctx`` is what
-``/props`` states.
+``cut_off_above=N`` cuts a reply with more than N pairs in half, marked ``finish_reason: length`` (a weak model
+that runs past max_tokens when asked for many); ``honour_max_tokens=True`` cuts a reply longer than the request's
+``max_tokens`` (counted with ``estimate_llm_tokens``) and marks it ``finish_reason: length``, as a real server
+does; ``n_ctx`` is what ``/props`` states.
 ``Fault(kind, retry_after=, delay=, reset=, message=, code=, keep=)`` tunes one fault (e.g. ``Fault("429",
 code="insufficient_quota")``). ``max_in_flight`` is the most chat requests handled at once (to check a
 concurrency bound).
@@ -174,6 +175,7 @@ class FakeOpenAI:
         honour_max_tokens: bool = False,
         n_ctx: int = 8192,
         embeddings_error: str | None = None,
+        cut_off_above: int | None = None,
     ) -> None:
         self.api_key = api_key
         self.latency_s = latency_s
@@ -191,6 +193,9 @@ class FakeOpenAI:
         #: A server that cannot embed: /v1/embeddings answers HTTP 501 with this message (llama.cpp without
         #: --embeddings says so).
         self.embeddings_error = embeddings_error
+        #: A weak model: a reply with more than this many items in its ``pairs`` list is cut in half and marked
+        #: ``finish_reason: length``, as when it runs past max_tokens (``None``: off).
+        self.cut_off_above = cut_off_above
         self.props_requests = 0
         self.calls = 0
         self.embedding_calls = 0
@@ -323,6 +328,10 @@ class FakeOpenAI:
             content = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
             if fault is not None and kind in ("truncated", "length"):
                 content = content[: int(len(content) * fault.keep)]
+            too_long = self.cut_off_above is not None and isinstance(value, dict) and \
+                len(value.get("pairs") or []) > self.cut_off_above
+            if too_long:
+                content, kind = content[: len(content) // 2], "length"
         finish = "length" if kind == "length" else "stop"
         limit = body.get("max_tokens")
         if self.honour_max_tokens and isinstance(limit, int) and estimate_llm_tokens(content) > limit:
