@@ -192,7 +192,8 @@ def _lexical(run: FilterRun, pair: QAPair, old: CheckResult, st: verbatim.Settin
 def band_targets(
     pairs: Sequence[QAPair], chunks: ChunkMap, settings: FilterSettings, names: Sequence[str]
 ) -> tuple[list[int], int]:
-    """(indexes of the pairs the judge is asked about, pairs not asked because a cheaper verdict rejects them)."""
+    """(indexes of the band pairs the judge is asked about, band pairs not asked because a cheaper verdict rejects
+    them)."""
     st = settings.for_check(verbatim.SPEC)
     from goldset.filters.registry import CHECKS
 
@@ -207,10 +208,11 @@ def band_targets(
             continue
         if not res.passed and res.score is not None and res.score >= limit:
             continue  # a failing measure past every threshold's band: a plain copy
-        if not settings.judge_rejected and rejected_before_judges(p, cheaper):
-            not_asked += 1
+        if not in_band(margin(p, chunks, st), settings.copy_judge.borderline):
             continue
-        if in_band(margin(p, chunks, st), settings.copy_judge.borderline):
+        if not settings.judge_rejected and rejected_before_judges(p, cheaper):
+            not_asked += 1  # its status is rejected whatever the judge says: no call
+        else:
             todo.append(idx)
     return todo, not_asked
 
