@@ -29,9 +29,12 @@ def filter_(
     repair: Annotated[
         bool, typer.Option("--repair", help="Rewrite answers that fail only the verbatim check (LLM), then re-check.")
     ] = False,
-    no_llm: Annotated[bool, typer.Option("--no-llm", help="Skip the LLM judges (groundedness, duplicates).")] = False,
+    no_llm: Annotated[
+        bool, typer.Option("--no-llm", help="Skip the LLM judges (groundedness, duplicate, copy).")
+    ] = False,
     dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Only count the duplicate judge's and the copy judge's calls; call nothing, write nothing.")
+        bool,
+        typer.Option("--dry-run", help="Only count the duplicate and copy judges' calls; call nothing, write nothing."),
     ] = False,
     workspace: WorkspaceOption = None,
 ) -> None:

@@ -118,7 +118,9 @@ def is_judged(res: CheckResult) -> bool:
     return res.reason.startswith((COPY_PREFIX, NOT_COPY_PREFIX)) or f"; {LEXICAL_STANDS})" in res.reason
 
 
-def render_messages(pair: QAPair, chunks: ChunkMap, prompt: Prompt, settings: CopyJudgeSettings) -> list[dict[str, str]]:
+def render_messages(
+    pair: QAPair, chunks: ChunkMap, prompt: Prompt, settings: CopyJudgeSettings
+) -> list[dict[str, str]]:
     """The call's messages: the answer and its evidence passages (cut at ``max_source_chars``), nothing else."""
     text = "\n\n".join(f"<passage>\n{body}\n</passage>" for body in evidence_texts(pair, chunks))
     if len(text) > settings.max_source_chars:
@@ -148,7 +150,9 @@ class CopyJudgePlan:
     settings: CopyJudgeSettings
 
 
-def plan_for(ctx: Context, settings: FilterSettings, names: Sequence[str], use_llm: bool) -> tuple[CopyJudgePlan | None, str]:
+def plan_for(
+    ctx: Context, settings: FilterSettings, names: Sequence[str], use_llm: bool
+) -> tuple[CopyJudgePlan | None, str]:
     """(the plan, "") when the judge decides the band this run; else (None, why: "" when it is simply off)."""
     from goldset.llm import endpoint_configured, resolve_endpoint
     from goldset.prompts import load_prompt
@@ -344,7 +348,9 @@ def estimate_copy_judge(ctx: Context, names: Sequence[str], use_llm: bool = True
                             not_asked=not_asked)  # fmt: skip
     with journal_or_none(ctx.workspace) as journal:
         if journal is not None:
-            keys = [request_key(plan.endpoint, render_messages(work[i], chunks, plan.prompt, plan.settings), CopyVerdict)
-                    for i in todo]  # fmt: skip
+            keys = [
+                request_key(plan.endpoint, render_messages(work[i], chunks, plan.prompt, plan.settings), CopyVerdict)
+                for i in todo
+            ]
             out.cached = sum(1 for k in keys if journal.get(k) is not None)
     return out

@@ -225,4 +225,3 @@ def run_filters(
         data.write(final, sources.kept.values())
         report.written = True
     return report
-
