@@ -129,7 +129,8 @@ def test_a_contradictory_verdict_leaves_the_lexical_one(tmp_path: Path, fake_llm
 
 
 def test_a_failed_call_keeps_the_lexical_verdict(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
-    """The fake's default responder answers ``{}``: no verdict; the lexical one stays, the pair is asked again."""
+    """A reply without the verdict's fields (``{}``): no verdict; the lexical one stays, the pair is asked again."""
+    fake_llm.add_responder(copy_judge.SCHEMA_NAME, lambda body: {})
     ws = make_workspace(tmp_path / "ws", _pairs()[1:2], config=CONFIG)
     report = run_filters(ws)
     own = _load(ws)["qa-own"].checks["verbatim"]
