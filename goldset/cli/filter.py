@@ -29,9 +29,12 @@ def filter_(
     repair: Annotated[
         bool, typer.Option("--repair", help="Rewrite answers that fail only the verbatim check (LLM), then re-check.")
     ] = False,
-    no_llm: Annotated[bool, typer.Option("--no-llm", help="Skip the LLM judges (groundedness, duplicates).")] = False,
+    no_llm: Annotated[
+        bool, typer.Option("--no-llm", help="Skip the LLM judges (groundedness, duplicate, copy).")
+    ] = False,
     dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Only count the duplicate judge's calls; call nothing, write nothing.")
+        bool,
+        typer.Option("--dry-run", help="Only count the duplicate and copy judges' calls; call nothing, write nothing."),
     ] = False,
     workspace: WorkspaceOption = None,
 ) -> None:
@@ -50,11 +53,12 @@ def filter_(
 
 
 def _print_dry_run(ws: Context, check: list[str] | None, against: Path | None, repair: bool, no_llm: bool) -> None:
+    from goldset.filters.copy_judge import estimate_copy_judge
     from goldset.filters.pipeline import resolve_checks
     from goldset.filters.settings import FilterSettings
     from goldset.filters.stage_duplicates import estimate_duplicate_judge
 
-    resolve_checks(ws.section(FilterSettings), check, repair=repair, use_llm=not no_llm)  # the run's argument errors
+    names = resolve_checks(ws.section(FilterSettings), check, repair=repair, use_llm=not no_llm)  # the argument errors
     e = estimate_duplicate_judge(ws, against=against, use_llm=not no_llm)
     out = console()
     if not e.enabled:
@@ -65,6 +69,13 @@ def _print_dry_run(ws: Context, check: list[str] | None, against: Path | None, r
                   f"{e.to_send} to send")  # fmt: skip
         for note in e.notes:
             out.print(f"  note: {note}")
+    c = estimate_copy_judge(ws, names, use_llm=not no_llm)
+    if not c.enabled:
+        out.print(f"dry run: the copy judge would not run ({c.reason}); 0 calls")
+    else:
+        out.print(f"dry run: copy judge {c.model}: {c.band} pair(s) in the verbatim check's borderline band among "
+                  f"{c.pairs} pair(s), one call each: {c.cached} from the journal, {c.to_send} to send; "
+                  f"{c.not_asked} not asked (a cheaper check rejects them)")  # fmt: skip
     out.print("The groundedness judge and --repair are not counted here. Nothing was called or written.")
 
 
@@ -132,6 +143,12 @@ def _print_report(report: FilterReport) -> None:
         dj = report.duplicate_judge
         out.print(f"  of which duplicate judge: {dj.get('candidates', 0)} candidate pair(s) in {dj.get('batches', 0)} "
                   f"call(s), {dj.get('cache_hits', 0)} from the journal")  # fmt: skip
+    if report.copy_judge:
+        cj = report.copy_judge
+        out.print(f"  copy judge: {cj.get('band', 0)} pair(s) in the borderline band asked ({cj.get('cached', 0)} "
+                  f"from the journal): {cj.get('copies', 0)} copies, {cj.get('paraphrases', 0)} paraphrases, "
+                  f"{cj.get('failed', 0)} failed (lexical verdict kept); {cj.get('reverted', 0)} put back to "
+                  "the lexical verdict")  # fmt: skip
     if report.flagged:
         which = ", ".join(f"{name} {n}" for name, n in report.flagged.items())
         out.print(f"flagged for review (a flag does not reject): {which}")

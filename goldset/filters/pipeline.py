@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from goldset.context import Context
 from goldset.dataset import same_model_notes
 from goldset.errors import ConfigError, UsageError
-from goldset.filters import duplicates, groundedness
+from goldset.filters import copy_judge, duplicates, groundedness
 from goldset.filters import repair as repair_mod
 from goldset.filters.inputs import read_against
 from goldset.filters.registry import CHECKS, unknown_check
@@ -124,6 +124,9 @@ def run_filters(
             judge_prompt=load_prompt(groundedness.PROMPT_ID, ws.prompts_dir) if groundedness.NAME in names else None,
             repair_prompt=load_prompt(repair_mod.PROMPT_ID, ws.prompts_dir) if repair else None,
         )
+    copy_plan, why_no_copy_judge = copy_judge.plan_for(ctx, settings, names, use_llm)
+    if why_no_copy_judge:
+        report.skipped_checks[copy_judge.SKIP_KEY] = why_no_copy_judge
     semantic_endpoint: Endpoint | None = None
     if duplicates.NAME in names and settings.for_check(duplicates.SPEC).semantic:
         if not use_llm:
@@ -164,12 +167,15 @@ def run_filters(
 
     # 4. Pair checks (pure, fast).
     run_pair_checks(run, live)
+    #    The verbatim check's borderline band decided by the copy judge (before the duplicates rank the pairs).
+    import asyncio
+
+    copied = asyncio.run(copy_judge.run_copy_judge(run, live, copy_plan))
+    report.copy_judge = copied.as_dict() if copy_plan is not None or copied.reverted else None
 
     # 5. Duplicates across the set (and against the earlier release): lexical, optionally by embeddings, and the
     #    duplicate judge on candidate pairs.
     if duplicates.NAME in names:
-        import asyncio
-
         asyncio.run(
             run_duplicate_stage(
                 run,
@@ -183,11 +189,11 @@ def run_filters(
 
     # 6. The LLM: judge, then repair.
     if plan is not None:
-        import asyncio
-
         asyncio.run(run_llm(run, plan, live, repair=repair))
     if report.duplicate_judge is not None:  # `llm` counts every chat call of the run, the duplicate judge's too
         report.llm = add_stats(report.llm, report.duplicate_judge)
+    if copied.stats is not None:  # and the copy judge's
+        report.llm = add_stats(report.llm, copied.stats)
 
     # 7. Severities, status, counts, write-back.
     severities = {n: settings.for_check(n).severity for n in CHECKS}
@@ -219,4 +225,3 @@ def run_filters(
         data.write(final, sources.kept.values())
         report.written = True
     return report
-

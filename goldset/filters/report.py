@@ -52,6 +52,8 @@ class FilterReport:
     ``batches`` (calls, sent or from the journal). ``judge_consistency``: judge (``groundedness``, ``duplicate``)
     -> (verdicts it returned this run, those that contradicted themselves: supported with unsupported claims
     listed, "same" with no reason; such a verdict is a failed judgement, listed in ``judge_errors``).
+    ``copy_judge``: what the copy judge did (:class:`goldset.filters.copy_judge.CopyJudgeCounts`: band pairs asked,
+    from the journal, copies, paraphrases, failed, reverted to lexical), None when it did not run.
     ``warnings``: what a reader must know about the judges (one of them is the model that wrote the pairs).
     """
 
@@ -76,6 +78,7 @@ class FilterReport:
     llm: dict[str, Any] | None = None
     embedding: dict[str, Any] | None = None
     duplicate_judge: dict[str, Any] | None = None
+    copy_judge: dict[str, int] | None = None
     judge_consistency: dict[str, tuple[int, int]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 

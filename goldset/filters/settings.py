@@ -21,6 +21,27 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from goldset.filters.base import CheckSettings, CheckSpec, S
 
 
+class CopyJudgeSettings(BaseModel):
+    """The ``filter.copy_judge`` section: the LLM judge deciding the verbatim check's borderline band
+    (:mod:`goldset.filters.copy_judge`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool | None = Field(
+        None,
+        description="None (default): on when a judge endpoint is configured and the verbatim check runs; true: "
+        "required (no endpoint is an error); false: off, the band is decided lexically.",
+    )
+    borderline: float = Field(
+        0.1,
+        ge=0,
+        le=0.5,
+        description="The band the judge decides: pairs whose verbatim margin (the highest measure minus its "
+        "threshold) lies in [-borderline, +borderline); 0 asks about no pair.",
+    )
+    max_source_chars: int = Field(12000, ge=500, description="Passages longer than this are cut (prompt size).")
+
+
 class FilterSettings(BaseModel):
     """The ``filter`` section: per-check settings (validated by each check's own model) and report options.
 
@@ -38,6 +59,10 @@ class FilterSettings(BaseModel):
     examples: int = Field(3, ge=0, description="Failure examples per check in the report.")
     kb_context_chunks: int = Field(
         3, ge=0, description="For unanswerable pairs, how many related KB chunks the judge also sees."
+    )
+    copy_judge: CopyJudgeSettings = Field(
+        default_factory=CopyJudgeSettings,
+        description="The judge deciding the verbatim check's borderline band (a judge endpoint needed).",
     )
     judge_rejected: bool = Field(
         False,

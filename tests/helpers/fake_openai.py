@@ -204,7 +204,11 @@ class FakeOpenAI:
         self.requests: list[Recorded] = []
         self.in_flight = 0
         self.max_in_flight = 0  # most chat completions being handled at the same time
-        self._responders: dict[str, Responder] = {}
+        from tests.helpers.copy_responders import copy_judge_responder
+
+        # The copy judge is asked whenever a judge endpoint is configured and a pair falls in the verbatim check's
+        # borderline band: answered by default, so a test about something else does not see it fail and retry.
+        self._responders: dict[str, Responder] = {"copy_judge": copy_judge_responder}
         self._default: Responder = default_responder
         self._faults: deque[Fault] = deque()
         self._lock = threading.Lock()
