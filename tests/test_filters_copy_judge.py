@@ -100,14 +100,21 @@ def test_band_pairs_are_judged_others_are_not(tmp_path: Path, fake_llm: FakeOpen
     assert fake_llm.calls == 3 and not again.written
     assert again.copy_judge is not None and again.copy_judge["cached"] == 3
 
-    # Without the LLM the band is decided lexically: the judged verdicts are put back, nothing is called.
+    # Without the LLM this run (a release built on a machine with no endpoint) the judged verdicts stand.
     offline = run_filters(ws, use_llm=False)
+    assert fake_llm.calls == 3 and copy_judge.SKIP_KEY in offline.skipped_checks and not offline.written
+    own = _load(ws)["qa-own"]
+    assert own.status == PairStatus.passed and copy_judge.is_judged(own.checks["verbatim"])
+
+    # Turned off, the band is decided lexically: the judged verdicts are put back, nothing is called.
+    (ws.root / "goldset.yaml").write_text(CONFIG + "  copy_judge: {enabled: false}\n", encoding="utf-8")
+    off = run_filters(ws)
     lexical = _load(ws)
-    assert fake_llm.calls == 3 and copy_judge.SKIP_KEY in offline.skipped_checks
-    assert offline.copy_judge is not None and offline.copy_judge["reverted"] == 3
+    assert fake_llm.calls == 3 and off.copy_judge is not None and off.copy_judge["reverted"] == 3
     assert lexical["qa-own"].status == PairStatus.rejected and lexical["qa-near"].status == PairStatus.passed
     assert not any(copy_judge.is_judged(p.checks["verbatim"]) for p in lexical.values())
     # The judge back: its verdicts come from the journal, no call.
+    (ws.root / "goldset.yaml").write_text(CONFIG, encoding="utf-8")
     run_filters(ws)
     assert fake_llm.calls == 3 and _load(ws)["qa-own"].status == PairStatus.passed
 

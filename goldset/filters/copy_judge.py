@@ -21,9 +21,11 @@ and its reason says so; a failed call leaves the lexical verdict as it is (asked
 Cost: only band pairs are asked, and none that a cheaper verdict already rejects (another check, generation, an
 expert; unless ``filter.judge_rejected``). The call reads the answer and the passages only (not the question), and
 the call journal keys it on the model, the rendered prompt and the reply schema: a re-run asks the journal, not the
-endpoint. Without the judge (``--no-llm``, no endpoint, ``filter.copy_judge.enabled: false``) the band is decided
-lexically: a verdict the judge made earlier is replaced by the lexical one (the journal keeps the call, so the next
-run with the judge restores it without a call).
+endpoint. Without the judge this run (``--no-llm``, no endpoint) the band is not asked and a verdict the judge made
+earlier stands, as the groundedness judge's does (a release built on a machine with no endpoint changes no
+verdict; a changed answer or passage gets a new lexical verdict from the verbatim check anyway). Turned off
+(``filter.copy_judge.enabled: false``), the band is decided lexically: earlier judged verdicts are replaced by the
+lexical one (the journal keeps the calls, so turning it on again restores them without a call).
 """
 
 from __future__ import annotations
@@ -221,13 +223,15 @@ def band_targets(
     return todo, not_asked
 
 
-async def run_copy_judge(run: FilterRun, live: list[QAPair], plan: CopyJudgePlan | None) -> CopyJudgeCounts:
-    """Decide the band pairs of ``live`` (updated in place) with the judge of ``plan``; without a plan, put back
-    the lexical verdict where the judge made one earlier."""
+async def run_copy_judge(
+    run: FilterRun, live: list[QAPair], plan: CopyJudgePlan | None, *, revert: bool = False
+) -> CopyJudgeCounts:
+    """Decide the band pairs of ``live`` (updated in place) with the judge of ``plan``. Without a plan, earlier
+    judged verdicts stand, unless ``revert`` (the copy judge is turned off): then the lexical verdict is put back."""
     from goldset.llm import session
 
     counts = CopyJudgeCounts()
-    if verbatim.NAME not in run.names:
+    if verbatim.NAME not in run.names or (plan is None and not revert):
         return counts
     st = run.settings_of(verbatim.SPEC)
     restored: dict[int, QAPair] = {}

@@ -170,7 +170,9 @@ def run_filters(
     #    The verbatim check's borderline band decided by the copy judge (before the duplicates rank the pairs).
     import asyncio
 
-    copied = asyncio.run(copy_judge.run_copy_judge(run, live, copy_plan))
+    copied = asyncio.run(
+        copy_judge.run_copy_judge(run, live, copy_plan, revert=settings.copy_judge.enabled is False)
+    )
     report.copy_judge = copied.as_dict() if copy_plan is not None or copied.reverted else None
 
     # 5. Duplicates across the set (and against the earlier release): lexical, optionally by embeddings, and the
