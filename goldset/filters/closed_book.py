@@ -177,6 +177,94 @@ async def _one(pair: QAPair, answerer: LLMClient, judge: LLMClient, plan: Plan) 
     return Outcome(pair.id, interpret(closed, res.value), judged=True)
 
 
+def check_settings_hash(settings: Settings, plan: Plan, judge_model: str) -> str:
+    """The settings hash of the check's verdicts: its version and both models and prompts."""
+    from goldset.filters.incremental import settings_hash
+
+    extra = {"model": plan.answer_endpoint.model, "judge": judge_model, "prompt": plan.answer_prompt.hash,
+             "judge_prompt": plan.judge_prompt.hash}  # fmt: skip
+    return settings_hash(SPEC, settings, extra)
+
+
+@dataclass
+class Estimate:
+    """What the check would call on the candidates file as it is (:func:`estimate`). ``enabled`` False: it would
+    not run (``reason``). ``asked``: pairs it would ask (no current verdict, no rejecting verdict yet);
+    ``answers_cached`` of their closed-book calls the journal holds; ``judge_calls`` agreement calls for the
+    journaled answers that answered (``judge_cached`` of them journaled) plus at most one per answer to send."""
+
+    enabled: bool
+    reason: str = ""
+    model: str | None = None
+    judge: str | None = None
+    asked: int = 0
+    reused: int = 0
+    not_asked: int = 0
+    answers_cached: int = 0
+    judge_calls: int = 0
+    judge_cached: int = 0
+
+    @property
+    def to_send(self) -> int:
+        """Calls the journal does not hold (agreement calls after answers to send counted at most)."""
+        return self.asked - self.answers_cached + self.judge_calls - self.judge_cached
+
+
+def estimate(ctx: Any, *, checks: Sequence[str] | None = None, use_llm: bool = True) -> Estimate:
+    """The closed-book calls of a ``goldset filter`` run now (``ctx``: a Context), calling nothing. Pairs the
+    groundedness judge will reject this run are still counted (an upper bound)."""
+    from goldset.filters.incremental import current, input_hash
+    from goldset.filters.registry import CHECKS
+    from goldset.filters.settings import FilterSettings
+    from goldset.filters.stage_duplicates import journal_or_none
+    from goldset.filters.status import JUDGED, rejected_before_judges
+    from goldset.llm import endpoint_configured, resolve_endpoint
+    from goldset.llm.client import request_key
+    from goldset.prompts import load_prompt
+
+    settings = ctx.section(FilterSettings)
+    st = settings.for_check(SPEC)
+    if checks and NAME not in checks or not checks and st.enabled is False:
+        return Estimate(enabled=False, reason=f"filter.checks.{NAME} is off" if not checks else "not requested")
+    if not use_llm:
+        return Estimate(enabled=False, reason="--no-llm")
+    if not (checks or st.enabled is True) and not endpoint_configured(ctx, "generate"):
+        return Estimate(enabled=False, reason="no generation endpoint configured")
+    ws = ctx.workspace
+    plan = Plan(resolve_endpoint(ctx, "generate"), load_prompt(ANSWER_PROMPT_ID, ws.prompts_dir),
+                load_prompt(JUDGE_PROMPT_ID, ws.prompts_dir))  # fmt: skip
+    judge_ep = resolve_endpoint(ctx, "judge")
+    s_hash = check_settings_hash(st, plan, judge_ep.model)
+    names = list(checks) if checks else [n for n in CHECKS if settings.for_check(n).enabled is not False]
+    cheaper = [n for n in names if n != NAME]
+    chunks = ctx.data.chunk_sources().kb
+    out = Estimate(enabled=True, model=plan.answer_endpoint.model, judge=judge_ep.model)
+    with journal_or_none(ws) as journal:
+        for p in ctx.data.require_pairs():
+            if p.status not in JUDGED:
+                continue
+            if current(p, NAME, s_hash, input_hash(SPEC, p, chunks)) is not None:
+                out.reused += 1
+            elif not settings.judge_rejected and rejected_before_judges(p, cheaper):
+                out.not_asked += 1
+            elif applies(p):
+                out.asked += 1
+                entry = None
+                if journal is not None:
+                    entry = journal.get(request_key(plan.answer_endpoint, answer_messages(p, plan.answer_prompt),
+                                                    ClosedAnswer))  # fmt: skip
+                if entry is None:
+                    out.judge_calls += 1  # at most one agreement call after it
+                    continue
+                out.answers_cached += 1
+                closed = ClosedAnswer.model_validate(entry.reply)
+                if closed.knows and closed.answer.strip():
+                    out.judge_calls += 1
+                    key = request_key(judge_ep, judge_messages(p, closed.answer, plan.judge_prompt), Agreement)
+                    out.judge_cached += journal.get(key) is not None
+    return out
+
+
 SPEC = CheckSpec(
     name=NAME,
     settings_model=Settings,

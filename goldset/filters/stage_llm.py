@@ -184,9 +184,7 @@ class _LLMStage:
         (the groundedness judge's included) already rejects: no call is made about them."""
         spec, run = closed_book.SPEC, self.run
         st = run.settings_of(spec)
-        extra = {"model": cb.answer_endpoint.model, "judge": self.plan.endpoint.model,
-                 "prompt": cb.answer_prompt.hash, "judge_prompt": cb.judge_prompt.hash}  # fmt: skip
-        s_hash = settings_hash(spec, st, extra)
+        s_hash = closed_book.check_settings_hash(st, cb, self.plan.endpoint.model)
         cheaper = [n for n in run.names if n != spec.name]
         todo: list[int] = []
         for idx, p in enumerate(live):
