@@ -110,11 +110,12 @@ def interpret(closed: ClosedAnswer, verdict: Agreement | None) -> CheckResult:
         return result(True, 0.0, "the model cannot answer it without the documents")
     assert verdict is not None
     why = verdict.reason.strip()
+    tail = f" ({why})" if why else ""
     if verdict.agrees:
-        return result(False, 1.0, f"answerable from general knowledge: the model answered {closed.answer.strip()[:160]!r} "
-                      f"without context, and the judge finds it agrees with the reference ({why})".rstrip(" ()"))
-    return result(True, 0.0, f"the model's answer without context does not agree with the reference ({why})"
-                  .rstrip(" ()"))
+        said = closed.answer.strip()[:160]
+        return result(False, 1.0, f"answerable from general knowledge: the model answered {said!r} without context, "
+                      f"and the judge finds it agrees with the reference{tail}")  # fmt: skip
+    return result(True, 0.0, f"the model's answer without context does not agree with the reference{tail}")
 
 
 @dataclass
@@ -224,7 +225,7 @@ def estimate(ctx: Any, *, checks: Sequence[str] | None = None, use_llm: bool = T
 
     settings = ctx.section(FilterSettings)
     st = settings.for_check(SPEC)
-    if checks and NAME not in checks or not checks and st.enabled is False:
+    if (checks and NAME not in checks) or (not checks and st.enabled is False):
         return Estimate(enabled=False, reason=f"filter.checks.{NAME} is off" if not checks else "not requested")
     if not use_llm:
         return Estimate(enabled=False, reason="--no-llm")

@@ -19,7 +19,8 @@ from tests.helpers.judge_responders import STOP
 
 #: (cues, answer in English, answer in Chinese). Cues all present in the question -> the model answers.
 GENERAL_KNOWLEDGE: list[tuple[tuple[str, ...], str, str]] = [
-    (("404",), "404 means Not Found: the server cannot find the requested resource.", "404 表示未找到：服务器找不到请求的资源。"),
+    (("404",), "404 means Not Found: the server cannot find the requested resource.",
+     "404 表示未找到：服务器找不到请求的资源。"),
     (("500",), "500 is Internal Server Error: the server failed to handle the request.", "500 表示服务器内部错误。"),
     (("200",), "200 means OK: the request succeeded.", "200 表示请求成功。"),
     (("json",), "JSON stands for JavaScript Object Notation.", "JSON 是 JavaScript Object Notation 的缩写。"),
