@@ -89,8 +89,8 @@ def main() -> None:
         "Set: `tests/fixtures/closed_book/labelled.jsonl`, 16 pairs labelled before the check was built "
         "(`general` should be flagged, `needs_docs` should pass). Positive = flagged.",
         "",
-        "| language | flagged & general (tp) | flagged & needs_docs (fp) | passed & general (fn) | passed & needs_docs (tn)"
-        " | no verdict | precision | recall |",
+        "| language | flagged & general (tp) | flagged & needs_docs (fp) | passed & general (fn) "
+        "| passed & needs_docs (tn) | no verdict | precision | recall |",
         "|---|---|---|---|---|---|---|---|",
     ]
     total = {"tp": 0, "fp": 0, "fn": 0, "tn": 0, "unchecked": 0}

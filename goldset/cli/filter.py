@@ -31,7 +31,8 @@ def filter_(
     ] = False,
     no_llm: Annotated[bool, typer.Option("--no-llm", help="Skip the LLM judges (groundedness, duplicates).")] = False,
     dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Only count the duplicate judge's calls; call nothing, write nothing.")
+        bool,
+        typer.Option("--dry-run", help="Only count the duplicate judge's and closed_book's calls; call nothing."),
     ] = False,
     workspace: WorkspaceOption = None,
 ) -> None:

@@ -262,7 +262,7 @@ def estimate(ctx: Any, *, checks: Sequence[str] | None = None, use_llm: bool = T
                 if closed.knows and closed.answer.strip():
                     out.judge_calls += 1
                     key = request_key(judge_ep, judge_messages(p, closed.answer, plan.judge_prompt), Agreement)
-                    out.judge_cached += journal.get(key) is not None
+                    out.judge_cached += journal is not None and journal.get(key) is not None
     return out
 
 
