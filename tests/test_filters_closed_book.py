@@ -5,6 +5,7 @@ knowledge, no labels)."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from goldset.errors import EndpointError
 from goldset.filters import run_filters
 from goldset.io import read_jsonl, write_jsonl
 from goldset.schema import PairStatus, Provenance, QAPair
+from tests.conftest import CLOSED_BOOK_OFF
 from tests.helpers.closed_book_responders import closed_book_answer_responder, closed_book_judge_responder
 from tests.helpers.fake_openai import FakeOpenAI
 from tests.helpers.filter_data import make_workspace, pair
@@ -44,6 +46,7 @@ def _load(ws) -> dict[str, QAPair]:
 
 
 def _fake(fake: FakeOpenAI) -> FakeOpenAI:
+    os.environ.pop(CLOSED_BOOK_OFF, None)  # conftest turns the check off for the other tests (restored after)
     fake.add_responder("closed_book_answer", closed_book_answer_responder)
     fake.add_responder("closed_book_agreement", closed_book_judge_responder)
     return fake
@@ -105,7 +108,7 @@ def test_no_call_for_a_pair_rejected_earlier(tmp_path: Path, fake_llm: FakeOpenA
 
 
 def test_contradictory_verdict_is_a_failed_judgement(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
-    fake_llm.add_responder("closed_book_answer", closed_book_answer_responder)
+    _fake(fake_llm)
     fake_llm.add_responder("closed_book_agreement", lambda b: {"agrees": True, "reason": "The answers differ."})
     ws = make_workspace(tmp_path / "ws", _pairs()[:1], config=CFG)
     report = run_filters(ws)
@@ -117,6 +120,7 @@ def test_contradictory_verdict_is_a_failed_judgement(tmp_path: Path, fake_llm: F
 def test_setting_turns_it_off(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
     _fake(fake_llm)
     ws = make_workspace(tmp_path / "ws", _pairs(), config=CFG + "    closed_book: false\n")
+    assert os.environ.get(CLOSED_BOOK_OFF) is None
     report = run_filters(ws)
     assert fake_llm.calls == 0 and "closed_book" not in report.checks
     assert all("closed_book" not in p.checks and p.status == PairStatus.passed for p in _load(ws).values())

@@ -42,7 +42,7 @@ def _load(ws) -> dict[str, QAPair]:
 #: The fake judge accepts only answers made of their sources' words, which the copy check rightly calls copies
 #: under some questions: the judge's tests leave the copy check out. They count the groundedness judge's and the
 #: repair's calls, so the duplicate judge (tests/test_filters_dedup_judge.py) is off here.
-NO_DUP_JUDGE = "    duplicate: {judge: false}\n    closed_book: false\n"  # closed_book: tests/test_filters_closed_book.py
+NO_DUP_JUDGE = "    duplicate: {judge: false}\n    closed_book: false\n"
 NO_COPY_CHECK = "filter:\n  checks:\n    verbatim: false\n" + NO_DUP_JUDGE
 
 
