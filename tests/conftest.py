@@ -14,6 +14,7 @@ import pytest
 
 from tests.helpers.fake_openai import FakeOpenAI
 
+CLOSED_BOOK_OFF = "GOLDSET_FILTER__CHECKS__CLOSED_BOOK__ENABLED"
 LLM_ENV = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "GOLDSET_MODEL", "GOLDSET_JUDGE_MODEL", "GOLDSET_EMBEDDING_MODEL")
 
 
@@ -23,6 +24,9 @@ def _point_env_at(monkeypatch: pytest.MonkeyPatch, fake: FakeOpenAI) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", fake.api_key)
     monkeypatch.setenv("GOLDSET_MODEL", "fake-model")
     monkeypatch.setenv("GOLDSET_JUDGE_MODEL", "fake-judge")
+    # The closed_book check (on whenever a generation endpoint is configured) would add calls to every test that
+    # counts the filters' calls: off here; tests/test_filters_closed_book.py turns it back on.
+    monkeypatch.setenv(CLOSED_BOOK_OFF, "false")
 
 
 @pytest.fixture

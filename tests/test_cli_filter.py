@@ -55,7 +55,7 @@ def test_table_examples_and_skipped_judge(tmp_path: Path, no_llm_env: None) -> N
 def test_judge_and_repair_through_the_cli(tmp_path: Path, fake_llm: FakeOpenAI) -> None:
     fake_llm.add_responder("groundedness", groundedness_responder)
     fake_llm.add_responder("paraphrase_repair", make_repair_responder({COPY: GROUNDED_REWRITE}))
-    ws = make_workspace(tmp_path / "ws", _pairs()[:1])
+    ws = make_workspace(tmp_path / "ws", _pairs()[:1], config="filter:\n  checks:\n    closed_book: false\n")
     result = runner.invoke(app, ["filter", "--repair", "-w", str(ws.root)])
     assert result.exit_code == 0, result.output
     assert "repaired 1 answer(s)" in result.output and "llm:" in result.output

@@ -42,7 +42,7 @@ def _load(ws) -> dict[str, QAPair]:
 #: The fake judge accepts only answers made of their sources' words, which the copy check rightly calls copies
 #: under some questions: the judge's tests leave the copy check out. They count the groundedness judge's and the
 #: repair's calls, so the duplicate judge (tests/test_filters_dedup_judge.py) is off here.
-NO_DUP_JUDGE = "    duplicate: {judge: false}\n"
+NO_DUP_JUDGE = "    duplicate: {judge: false}\n    closed_book: false\n"
 NO_COPY_CHECK = "filter:\n  checks:\n    verbatim: false\n" + NO_DUP_JUDGE
 
 
@@ -268,7 +268,7 @@ def test_no_judge_call_on_a_pair_a_cheaper_check_already_rejected(tmp_path: Path
     gen_rejected = gen_rejected.model_copy(update={"checks": {"generation": _generation_failure(gen_rejected)}})
     pairs = [pair("qa-ok", "Who sends the request body and who sends the response body?", SUPPORTED),
              pair("qa-copy", "What do the specs say about GET bodies?", COPY, chunks=("en-body-2",)), gen_rejected]
-    config = "filter:\n  checks:\n    duplicate: {judge: false}\n"
+    config = "filter:\n  checks:\n" + NO_DUP_JUDGE
     ws = make_workspace(tmp_path / "ws", pairs, config=config)
     report = run_filters(ws)
     got = _load(ws)

@@ -34,7 +34,8 @@ def filter_(
     ] = False,
     dry_run: Annotated[
         bool,
-        typer.Option("--dry-run", help="Only count the duplicate and copy judges' calls; call nothing, write nothing."),
+        typer.Option("--dry-run", help="Only count the duplicate and copy judges' and closed_book's calls; call "
+                     "nothing, write nothing."),
     ] = False,
     workspace: WorkspaceOption = None,
 ) -> None:
@@ -76,6 +77,17 @@ def _print_dry_run(ws: Context, check: list[str] | None, against: Path | None, r
         out.print(f"dry run: copy judge {c.model}: {c.band} pair(s) in the verbatim check's borderline band among "
                   f"{c.pairs} pair(s), one call each: {c.cached} from the journal, {c.to_send} to send; "
                   f"{c.not_asked} not asked (a cheaper check rejects them)")  # fmt: skip
+    from goldset.filters import closed_book
+
+    cb = closed_book.estimate(ws, checks=check, use_llm=not no_llm)
+    if not cb.enabled:
+        out.print(f"dry run: the closed_book check would not run ({cb.reason}); 0 calls")
+    else:
+        out.print(f"dry run: closed_book {cb.model} (judge {cb.judge}): {cb.asked} pair(s) to ask, {cb.reused} "
+                  f"verdict(s) current, {cb.not_asked} already rejected (no call); {cb.asked} closed-book call(s), "
+                  f"{cb.answers_cached} from the journal, and up to {cb.judge_calls} agreement call(s), "
+                  f"{cb.judge_cached} from the journal: at most {cb.to_send} to send (pairs the groundedness judge "
+                  "rejects this run are counted)")  # fmt: skip
     out.print("The groundedness judge and --repair are not counted here. Nothing was called or written.")
 
 

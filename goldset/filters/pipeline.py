@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from goldset.context import Context
 from goldset.dataset import same_model_notes
 from goldset.errors import ConfigError, UsageError
-from goldset.filters import copy_judge, duplicates, groundedness
+from goldset.filters import closed_book, copy_judge, duplicates, groundedness
 from goldset.filters import repair as repair_mod
 from goldset.filters.inputs import read_against
 from goldset.filters.registry import CHECKS, unknown_check
@@ -108,6 +108,14 @@ def run_filters(
         elif not explicit and not endpoint_configured(ctx, "judge"):
             names.remove(groundedness.NAME)
             report.skipped_checks[groundedness.NAME] = "skipped: no judge endpoint configured"
+    if closed_book.NAME in names:
+        explicit = bool(checks) or settings.for_check(closed_book.SPEC).enabled is True
+        if not use_llm:
+            names.remove(closed_book.NAME)
+            report.skipped_checks[closed_book.NAME] = "skipped: --no-llm"
+        elif not explicit and not endpoint_configured(ctx, "generate"):
+            names.remove(closed_book.NAME)
+            report.skipped_checks[closed_book.NAME] = "skipped: no generation endpoint configured"
 
     # 2. Read everything (a malformed line raises RecordError here, before anything is written).
     data = ctx.data
@@ -118,11 +126,19 @@ def run_filters(
 
     # 3. The endpoint, if the judge or the repair will be used (EndpointError now, not halfway).
     plan: LLMPlan | None = None
-    if groundedness.NAME in names or repair:
+    if groundedness.NAME in names or repair or closed_book.NAME in names:
+        cb_plan = None
+        if closed_book.NAME in names:
+            cb_plan = closed_book.Plan(
+                answer_endpoint=resolve_endpoint(ctx, "generate"),
+                answer_prompt=load_prompt(closed_book.ANSWER_PROMPT_ID, ws.prompts_dir),
+                judge_prompt=load_prompt(closed_book.JUDGE_PROMPT_ID, ws.prompts_dir),
+            )
         plan = LLMPlan(
             endpoint=resolve_endpoint(ctx, "judge"),
             judge_prompt=load_prompt(groundedness.PROMPT_ID, ws.prompts_dir) if groundedness.NAME in names else None,
             repair_prompt=load_prompt(repair_mod.PROMPT_ID, ws.prompts_dir) if repair else None,
+            closed_book=cb_plan,
         )
     copy_plan, why_no_copy_judge = copy_judge.plan_for(ctx, settings, names, use_llm)
     if why_no_copy_judge:
@@ -202,7 +218,8 @@ def run_filters(
     by_id = {p.id: p for p in pairs}
     by_id.update((p.id, restamp_severity(p, severities)) for p in live)
     status_names = set(names) | {
-        n for n in CHECKS if settings.for_check(n).enabled is True or (n != groundedness.NAME and n in names)
+        n for n in CHECKS
+        if settings.for_check(n).enabled is True or (n not in (groundedness.NAME, closed_book.NAME) and n in names)
     }
     status_names -= set(report.skipped_checks)
     # A judge skipped this run (--no-llm, no endpoint) is not a judge disabled: an earlier verdict on the same

@@ -7,6 +7,7 @@ from typing import Any
 
 from goldset.filters import (
     answer_present,
+    closed_book,
     duplicates,
     evidence,
     groundedness,
@@ -35,6 +36,7 @@ CHECKS: dict[str, CheckSpec[Any]] = {
         question_overlap,
         duplicates,
         groundedness,
+        closed_book,
     )
 }
 

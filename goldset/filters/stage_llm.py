@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from goldset.filters import groundedness
+from goldset.filters import closed_book, groundedness
 from goldset.filters import repair as repair_mod
 from goldset.filters.incremental import current, input_hash, settings_hash, with_check
 from goldset.filters.report import CheckCounts, FilterReport
@@ -33,6 +33,8 @@ class LLMPlan:
     endpoint: Endpoint
     judge_prompt: Prompt | None
     repair_prompt: Prompt | None
+    #: The closed-book check's endpoint and prompts (its judge is ``endpoint``), None when it does not run.
+    closed_book: closed_book.Plan | None = None
 
 
 def groundedness_input(pair: QAPair, chunks: Mapping[str, Chunk], related: groundedness.RelatedChunks) -> str:
@@ -57,6 +59,12 @@ async def run_llm(run: FilterRun, plan: LLMPlan, live: list[QAPair], *, repair: 
         if repair and plan.repair_prompt is not None:
             await stage.repair(live, plan.repair_prompt)
         run.report.llm = client.stats.as_dict()
+        if plan.closed_book is not None:  # last: its calls are for pairs every other check let through
+            from goldset.filters.stage_duplicates import add_stats
+
+            async with session(run.ws, plan.closed_book.answer_endpoint) as answerer:
+                await stage.closed_book(live, plan.closed_book, answerer)
+            run.report.llm = add_stats(client.stats.as_dict(), answerer.stats.as_dict())
 
 
 class _LLMStage:
@@ -170,3 +178,42 @@ class _LLMStage:
             live[position[p.id]] = p
             report.repaired.append(p.id)
             report.computed += sum(1 for n, c in p.checks.items() if c is not original.checks.get(n))
+
+    async def closed_book(self, live: list[QAPair], cb: closed_book.Plan, answerer: LLMClient) -> None:
+        """The closed-book check on every pair whose verdict is missing or stale, except pairs an earlier verdict
+        (the groundedness judge's included) already rejects: no call is made about them."""
+        spec, run = closed_book.SPEC, self.run
+        st = run.settings_of(spec)
+        s_hash = closed_book.check_settings_hash(st, cb, self.plan.endpoint.model)
+        cheaper = [n for n in run.names if n != spec.name]
+        todo: list[int] = []
+        for idx, p in enumerate(live):
+            if p.status not in JUDGED:
+                continue
+            if current(p, spec.name, s_hash, input_hash(spec, p, run.chunks)) is not None:
+                run.report.reuse(spec.name)
+            elif not run.settings.judge_rejected and rejected_before_judges(p, cheaper):
+                run.report.not_judged[spec.name] = run.report.not_judged.get(spec.name, 0) + 1
+            else:
+                todo.append(idx)
+        done = 0
+
+        def tick() -> None:
+            nonlocal done
+            done += 1
+            run.tell("closed book", done, len(todo))
+
+        outcomes = await closed_book.check_many([live[i] for i in todo], answerer, self.client, cb, on_done=tick)
+        verdicts = inconsistent = 0
+        for idx, o in zip(todo, outcomes, strict=True):
+            verdicts += o.judged
+            inconsistent += o.inconsistent
+            if o.check is None:
+                run.report.judge_errors.append(f"{o.pair_id}: {o.error}")
+                continue
+            upd = {"settings_hash": s_hash, "input_hash": input_hash(spec, live[idx], run.chunks),
+                   "severity": st.severity}  # fmt: skip
+            live[idx] = with_check(live[idx], spec.name, o.check.model_copy(update=upd))
+            run.report.computed += 1
+        if verdicts:
+            run.report.count_consistency(spec.name, verdicts, inconsistent)
