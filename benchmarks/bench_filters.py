@@ -20,7 +20,8 @@ that many of these candidates over the same chunks: wall time and the child proc
 ``wait4``), each size in a fresh workspace and process. ``--verdicts FILE`` writes every pair's status and check
 verdicts (passed, reason, score, duplicate_of) to FILE; ``--compare FILE`` exits 1 when they differ from FILE's:
 what shows a speed change left the verdicts alone. ``--write`` puts the figures in the section ``## filters: the
-whole process at scale`` (``--note`` at its top).
+whole process at scale`` (``--note`` at its top). ``--setup DIR`` only writes the workspaces, at ``DIR/<size>``, to
+time them with other tools (``/usr/bin/time -v``, several runs, the code before and after in turn).
 """
 
 from __future__ import annotations
@@ -325,12 +326,35 @@ def verdict_digest(pairs_path: Path) -> dict[str, Any]:
     return out
 
 
+def scale_workspace(root: Path, chunks: list[Any], pairs: list[QAPair]) -> Path:
+    """A workspace at ``root`` with the KB's chunks and ``pairs`` as its candidates; the candidates file's path."""
+    from goldset.io import write_jsonl
+    from goldset.workspace import Workspace
+
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "goldset.yaml").write_text("kb:\n  path: docs\n", encoding="utf-8")
+    ws = Workspace(root)
+    write_jsonl(ws.kb_dir / "chunks.jsonl", chunks)
+    write_jsonl(ws.pairs_path, pairs)
+    return ws.pairs_path
+
+
+def setup_scale(sizes: list[int], folder: Path) -> None:
+    """``--setup``: the workspaces of :func:`run_scale` left at ``folder/<size>``, each with a copy of its candidates
+    (``candidates.jsonl``): a filter run rewrites ``data/pairs.jsonl``, so copy it back before each timed run."""
+    import shutil
+
+    chunks = kb_chunks()
+    all_pairs = scale_pairs(chunks, max(sizes))
+    for n in sizes:
+        pairs_path = scale_workspace(folder / str(n), chunks, all_pairs[:n])
+        shutil.copyfile(pairs_path, folder / str(n) / "candidates.jsonl")
+        print(f"{folder / str(n)}: cp candidates.jsonl data/pairs.jsonl && goldset filter --no-llm -w .")
+
+
 def run_scale(sizes: list[int], verdicts: str | None, compare: str | None) -> list[str]:
     """One fresh workspace and ``goldset filter --no-llm`` process per size; table rows."""
     import tempfile
-
-    from goldset.io import write_jsonl
-    from goldset.workspace import Workspace
 
     chunks = kb_chunks()
     all_pairs = scale_pairs(chunks, max(sizes))
@@ -338,11 +362,7 @@ def run_scale(sizes: list[int], verdicts: str | None, compare: str | None) -> li
     for n in sizes:
         with tempfile.TemporaryDirectory(prefix=f"goldset-scale-{n}-") as tmp:
             root = Path(tmp)
-            (root / "goldset.yaml").write_text("kb:\n  path: docs\n", encoding="utf-8")
-            ws = Workspace(root)
-            write_jsonl(ws.kb_dir / "chunks.jsonl", chunks)
-            pairs_path = ws.pairs_path
-            write_jsonl(pairs_path, all_pairs[:n])
+            pairs_path = scale_workspace(root, chunks, all_pairs[:n])
             mib = pairs_path.stat().st_size / 2**20
             cmd = [sys.executable, "-m", "goldset", "filter", "--no-llm", "-w", str(root)]
             t0 = time.perf_counter()
@@ -387,7 +407,11 @@ def main() -> None:
     ap.add_argument("--compare", default=None, help="with --scale: compare the verdicts with this file's")
     ap.add_argument("--write", action="store_true", help="with --scale: write its section of RESULTS.md")
     ap.add_argument("--note", default="", help="with --scale: a sentence at the top of its section")
+    ap.add_argument("--setup", default=None, help="with --scale: only write the workspaces, to this folder")
     args = ap.parse_args()
+    if args.scale and args.setup:
+        setup_scale([int(x) for x in args.scale.split(",")], Path(args.setup))
+        return
     if args.scale:
         rows = run_scale([int(x) for x in args.scale.split(",")], args.verdicts, args.compare)
         if args.write:

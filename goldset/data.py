@@ -19,6 +19,7 @@ What a golden pair is, is a rule over records: :func:`goldset.dataset.golden_ids
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING
 from goldset.corpus import CORPUS_DIR, corpus_files, parse_shards, read_corpus
 from goldset.dataset import Dataset, build_manifest
 from goldset.errors import InputError
-from goldset.hashing import sha256_hex, short_hash
+from goldset.hashing import short_hash
 from goldset.io import (
     atomic_write_bytes,
     atomic_write_text,
@@ -100,7 +101,16 @@ def file_hashes(folder: Path, names: Iterable[str] = ()) -> dict[str, str]:
     ``names`` given (relative POSIX paths, e.g. every file a release manifest lists: its corpus shards)."""
     folder = Path(folder)
     wanted = sorted({PAIRS_FILE, CHUNKS_FILE, *names})
-    return {name: sha256_hex((folder / name).read_bytes()) for name in wanted if (folder / name).is_file()}
+    return {name: _file_sha256(folder / name) for name in wanted if (folder / name).is_file()}
+
+
+def _file_sha256(path: Path) -> str:
+    """:func:`~goldset.hashing.sha256_hex` of a file's bytes, read in blocks (a large pairs file is not held whole)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def write_dataset(

@@ -34,12 +34,18 @@ def file_mode(path: Path) -> int:
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` so that readers see the old file or the new one, never a half-written one."""
+    atomic_write_parts(path, (data,))
+
+
+def atomic_write_parts(path: Path, parts: Iterable[bytes]) -> None:
+    """:func:`atomic_write_bytes` of ``parts`` written one after the other: a large file is never whole in memory."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            for data in parts:
+                fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         Path(tmp).chmod(file_mode(path))
@@ -62,8 +68,11 @@ def dump_record(record: BaseModel) -> str:
 def write_jsonl(path: Path, records: Iterable[BaseModel], key: str = "id") -> int:
     """Rewrite ``path`` with ``records`` sorted by ``key``; returns the number written."""
     rows = sorted(records, key=lambda r: getattr(r, key))
-    text = "".join(dump_record(r) + "\n" for r in rows)
-    atomic_write_text(path, text)
+    batch = 1000  # records per write: the file's text is never held whole (50,000 pairs are ~50 MB of JSON)
+    parts = (
+        "".join(dump_record(r) + "\n" for r in rows[i : i + batch]).encode("utf-8") for i in range(0, len(rows), batch)
+    )
+    atomic_write_parts(path, parts)
     return len(rows)
 
 

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from goldset.collector import paused_gc
 from goldset.context import Context
 from goldset.dataset import same_model_notes
 from goldset.errors import ConfigError, UsageError
@@ -119,7 +120,8 @@ def run_filters(
 
     # 2. Read everything (a malformed line raises RecordError here, before anything is written).
     data = ctx.data
-    pairs = data.require_pairs()
+    with paused_gc():  # 10,000s of records and no cycles: the collector's passes would walk them all, for nothing
+        pairs = data.require_pairs()
     sources = data.chunk_sources()
     chunks = sources.kb
     against_pairs = read_against(against) if against is not None else []
@@ -181,8 +183,9 @@ def run_filters(
         report.warnings += [f"warning: {note}" for note in same_model_notes(model, live)]
     run = FilterRun(ws=ws, settings=settings, names=names, chunks=chunks, report=report, progress=progress)
 
-    # 4. Pair checks (pure, fast).
-    run_pair_checks(run, live)
+    # 4. Pair checks (pure, fast); a verdict per check per pair, no cycles: the collector paused as for reading.
+    with paused_gc():
+        run_pair_checks(run, live)
     #    The verbatim check's borderline band decided by the copy judge (before the duplicates rank the pairs).
     import asyncio
 

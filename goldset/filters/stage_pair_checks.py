@@ -31,10 +31,16 @@ def run_pair_checks(run: FilterRun, pairs: list[QAPair]) -> None:
     extra = {"kb": run.kb_hash} if kb_wide else {}
     needed = set().union(*(fields_read(spec) for spec in specs))
     todo: list[tuple[int, CheckSpec[Any], str]] = []
+    # Checks reading the same fields have the same input hash: computed once per pair for each such group.
+    shapes = {spec.name: (spec.reads, spec.uses_chunks, spec.name in kb_wide) for spec in specs}
     for idx, pair in enumerate(pairs):
         fields = field_hashes(pair, run.chunks, needed)
+        hashes: dict[tuple[tuple[str, ...], bool, bool], str] = {}
         for spec in specs:
-            i_hash = input_hash(spec, pair, run.chunks, extra if spec.name in kb_wide else None, fields)
+            shape = shapes[spec.name]
+            i_hash = hashes.get(shape) or hashes.setdefault(
+                shape, input_hash(spec, pair, run.chunks, extra if shape[2] else None, fields)
+            )
             if current(pair, spec.name, s_hashes[spec.name], i_hash) is not None:
                 run.report.reuse(spec.name)
             else:
