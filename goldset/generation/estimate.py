@@ -39,6 +39,8 @@ class Estimate:
     model: str | None
     pairs_requested: int
     partner_calls: int
+    #: On a local endpoint: the concurrency a run starts at, and why (:func:`goldset.llm.capacity.concurrency_line`)
+    concurrency: str = ""
 
     @property
     def tokens(self) -> int:
@@ -93,8 +95,12 @@ def estimate(
     prompt_tokens = sum(estimate_tokens(p.messages()) for p in paid)
     completion_tokens = sum(len(p.types) for p in paid) * settings.output_tokens_per_pair
     cost: float | None = None
+    concurrency = ""
     if endpoint is not None:
+        from goldset.llm.capacity import concurrency_line
+
         model = endpoint.model
+        concurrency = concurrency_line(endpoint)
         cost = cost_usd(endpoint, Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens))
     return Estimate(
         chunks=len(plans),
@@ -108,6 +114,7 @@ def estimate(
         model=model,
         pairs_requested=sum(len(p.types) for p in plans),
         partner_calls=sum(1 for p in plans if p.partner is not None),
+        concurrency=concurrency,
     )
 
 
