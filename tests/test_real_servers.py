@@ -123,7 +123,7 @@ def test_generate_against_llama_cpp_python_with_goldsets_defaults(
 
 
 def _posts(proxy: DroppingProxy, path: str) -> int:
-    return sum(1 for method, seen, _ in proxy.seen if method == "POST" and seen == path)
+    return sum(1 for method, seen in proxy.arrived if method == "POST" and seen == path)
 
 
 def test_build_against_the_real_servers_with_goldsets_defaults(
@@ -168,28 +168,26 @@ def test_build_against_the_real_servers_with_goldsets_defaults(
               f"{_posts(llm, '/v1/chat/completions')}, embedding POSTs {_posts(e5, '/v1/embeddings')}")
         _show(report)
         gen = report.generation
-        assert gen is not None and gen.chunks == 3
-        # it completes (0), or stops after generation with exit 3 because no chunk gave a usable pair: the one
-        # stop a build makes with --keep-going, saying so; never a crash or a hang
         record = report.stage("generate")
-        assert code == 0 or (code == 3 and report.stopped_at == "generate" and record is not None
-                             and "generation kept 0 pairs" in (record.error or "")), (code, record)
-        assert gen.llm.format == "json_object", gen.llm.format_line  # the server answers json_schema with HTTP 500
-        assert "json_schema" in gen.llm.format_line
-        # every chunk ends with pairs or with a failure that says why, in the report and in the failures file
+        error = (record.error if record else "") or ""
+        # it completes (0), or stops after generation with exit 3 because no chunk gave a usable pair (every call
+        # timed out, or the replies were rejected): the one stop a build makes with --keep-going; never a crash
+        assert code == 0 or (code == 3 and report.stopped_at == "generate"
+                             and ("generation kept 0 pairs" in error or "generation calls failed" in error)), error
+        failures = list(read_jsonl(ws.state_dir / "generation_failures.jsonl")) if code else []
+        assert all(f.get("reason") for f in failures)  # every failure is kept with its reason
         pairs = [QAPair.model_validate(r) for r in read_jsonl(ws.pairs_path)] if ws.pairs_path.exists() else []
-        kept = [p for p in pairs if p.status != "rejected"]
-        answered = {c for p in pairs for c in p.chunk_ids}
-        failed = {c for f in gen.failures for c in f.chunk_ids}
         chunk_ids = {c.id for c in load_chunks(ws)}
+        answered = {c for p in pairs for c in p.chunk_ids}
+        failed = {c for f in failures for c in f.get("chunk_ids", [])}
+        if gen is not None:
+            failed |= {c for f in gen.failures for c in f.chunk_ids}
+            assert all(f.reason for f in gen.failures)
+            assert gen.llm.format == "json_object", gen.llm.format_line  # json_schema gets HTTP 500
+            assert "json_schema" in gen.llm.format_line
+        # every chunk ends with pairs or with a failure that says why
         assert len(chunk_ids) == 3 and chunk_ids <= answered | failed, (chunk_ids, answered, failed)
-        assert all(f.reason for f in gen.failures)
-        on_disk = list(read_jsonl(gen.failures_path)) if gen.failures else []
-        assert len(on_disk) >= len(gen.failures) and all(r.get("reason") for r in on_disk)
-        # every chat request went through the proxy and is counted by the runs' call stats
-        chat = _posts(llm, "/v1/chat/completions")
-        filtered = (report.filters.llm if report.filters else None) or {}
-        assert chat == gen.llm.requests + filtered.get("requests", 0) > 0
+        kept = [p for p in pairs if p.status != "rejected"]
         if report.filters is not None:  # the duplicate check ran: its neighbours come from the e5 server's vectors
             assert _posts(e5, "/v1/embeddings") >= 1 and report.filters.embedding is not None
             assert not [e for e in report.filters.judge_errors if e.startswith("embeddings:")]
@@ -200,6 +198,11 @@ def test_build_against_the_real_servers_with_goldsets_defaults(
                 assert embedding_candidates(vectors, order_keys(kept), 3, 0.5)
         else:
             assert code == 3 and _posts(e5, "/v1/embeddings") == 0  # nothing to filter: no embedding asked
+        if gen is None:
+            return  # every call failed without a reply (timed out): a rebuild asks them again, nothing to replay
+        chat = _posts(llm, "/v1/chat/completions")
+        filtered = (report.filters.llm if report.filters else None) or {}
+        assert chat >= gen.llm.requests + filtered.get("requests", 0) > 0
 
         # A rebuild: the journal answers every call that got a reply; only calls that got none (timed out, cut
         # off) are asked again
