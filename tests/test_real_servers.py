@@ -139,6 +139,7 @@ def test_build_against_the_real_servers_with_goldsets_defaults(
     from goldset.llm.embeddings import embedding_key, journal_vector
     from goldset.scaffold import init_workspace
     from goldset.schema import QAPair
+    from goldset.schema.generation import GenerationFailure
 
     llm_url, e5_url = servers
     with (
@@ -174,12 +175,13 @@ def test_build_against_the_real_servers_with_goldsets_defaults(
         # timed out, or the replies were rejected): the one stop a build makes with --keep-going; never a crash
         assert code == 0 or (code == 3 and report.stopped_at == "generate"
                              and ("generation kept 0 pairs" in error or "generation calls failed" in error)), error
-        failures = list(read_jsonl(ws.state_dir / "generation_failures.jsonl")) if code else []
-        assert all(f.get("reason") for f in failures)  # every failure is kept with its reason
-        pairs = [QAPair.model_validate(r) for r in read_jsonl(ws.pairs_path)] if ws.pairs_path.exists() else []
+        failures_file = ws.state_dir / "generation_failures.jsonl"
+        failures = read_jsonl(failures_file, GenerationFailure) if code and failures_file.exists() else []
+        assert all(f.reason for f in failures)  # every failure is kept with its reason
+        pairs = read_jsonl(ws.pairs_path, QAPair) if ws.pairs_path.exists() else []
         chunk_ids = {c.id for c in load_chunks(ws)}
         answered = {c for p in pairs for c in p.chunk_ids}
-        failed = {c for f in failures for c in f.get("chunk_ids", [])}
+        failed = {c for f in failures for c in f.chunk_ids}
         if gen is not None:
             failed |= {c for f in gen.failures for c in f.chunk_ids}
             assert all(f.reason for f in gen.failures)
