@@ -140,3 +140,32 @@ def test_embeddings_go_to_their_own_server_when_embedding_base_url_is_set(
 
     vectors = asyncio.run(go())
     assert len(vectors) == 2 and embed_server.embedding_calls == 1 and chat_server.embedding_calls == 0
+
+
+@pytest.mark.parametrize(
+    ("options", "line"),
+    [
+        ({"llama_cpp": True, "total_slots": 1}, "concurrency 1 (server reports 1 slot at /props; llm.endpoints."),
+        ({"llama_cpp": True, "total_slots": 64}, "(configured; the server reports 64 slots at /props)"),
+        ({}, "(configured; the server states no slots: it halves on timeouts, or set llm.endpoints."),
+    ],
+)
+def test_dry_runs_say_the_concurrency_a_local_server_gets(
+    fake_llm_factory: Any, tmp_path: Path, options: dict[str, Any], line: str
+) -> None:
+    from typer.testing import CliRunner
+
+    from goldset.cli import app
+    from goldset.kb import ingest
+    from goldset.scaffold import init_workspace
+
+    fake: FakeOpenAI = fake_llm_factory(**options)
+    init_workspace(tmp_path, dvc=False)
+    docs = Path(__file__).parent / "fixtures" / "generate" / "docs"
+    ingest(docs, Workspace(tmp_path.resolve()))
+    for command in (["generate", "--dry-run"], ["build", str(docs), "--dry-run"]):
+        result = CliRunner().invoke(app, [*command, "-w", str(tmp_path)])
+        assert result.exit_code == 0, result.output
+        said = [ln.strip() for ln in result.output.splitlines() if "concurrency " in ln and "slot" in ln]
+        assert len(said) == 1 and line in said[0], result.output
+    assert fake.calls == 0  # a dry run asks the server about itself, never for a completion

@@ -125,6 +125,8 @@ def _print_plan(plan: BuildPlan) -> None:
               f"{est.cache_hits} from the journal")  # fmt: skip
     cost = money(est.cost_usd, est.model)
     out.print(f"              ~{est.tokens:,} tokens, {cost} ({est.model or 'no model configured'})")
+    if est.concurrency:
+        out.print(f"              {est.concurrency}", markup=False)
     out.print("filter        every check; the judge adds up to one call per new answerable pair")
     review = {"label-studio": "push the sample to Label Studio", "export": "export the sample as a task file",
               "none": "draw the sample only", "auto": "push or export"}[plan.review]  # fmt: skip

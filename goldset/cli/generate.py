@@ -120,6 +120,8 @@ def _print_estimate(est: Estimate) -> None:
         "for the calls to pay)"
     )
     out.print(f"model         {est.model or 'none configured'}")
+    if est.concurrency:
+        out.print(f"parallelism   {est.concurrency}", markup=False)
     out.print(f"cost          {'~' if est.cost_usd is not None else ''}{money(est.cost_usd, est.model)}")
 
 

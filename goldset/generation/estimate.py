@@ -39,6 +39,8 @@ class Estimate:
     model: str | None
     pairs_requested: int
     partner_calls: int
+    #: On a local endpoint: the concurrency a run starts at, and why (:func:`goldset.llm.capacity.concurrency_line`)
+    concurrency: str = ""
 
     @property
     def tokens(self) -> int:
@@ -102,8 +104,12 @@ def estimate(
         limit = fitted_max_tokens(len(p.types), settings, endpoint_max)
         completion_tokens += expected if limit is None else min(expected, limit)
     cost: float | None = None
+    concurrency = ""
     if endpoint is not None:
+        from goldset.llm.capacity import concurrency_line
+
         model = endpoint.model
+        concurrency = concurrency_line(endpoint)
         cost = cost_usd(endpoint, Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens))
     return Estimate(
         chunks=len(plans),
@@ -117,6 +123,7 @@ def estimate(
         model=model,
         pairs_requested=sum(len(p.types) for p in plans),
         partner_calls=sum(1 for p in plans if p.partner is not None),
+        concurrency=concurrency,
     )
 
 

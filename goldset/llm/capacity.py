@@ -56,12 +56,18 @@ def _positive_int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
+def is_local(endpoint: Endpoint) -> bool:
+    """True for an endpoint with its own ``base_url`` that is not a hosted API (:data:`HOSTED`): a server to ask."""
+    base = (endpoint.base_url or "").rstrip("/")
+    return bool(base) and not any(host in base for host in HOSTED)
+
+
 def server_facts(endpoint: Endpoint) -> ServerFacts:
     """Ask the endpoint's server (once: the caller keeps the answer) for its slots and context window; see the
     module docstring. A hosted API, an unreachable server or one that says nothing gives empty facts."""
     configured = endpoint.settings.context_tokens
     base = (endpoint.base_url or "").rstrip("/")
-    if not base or any(host in base for host in HOSTED):
+    if not is_local(endpoint):
         return ServerFacts(context_tokens=configured, source="settings" if configured else "")
     key = endpoint.client_key()
     root = base.removesuffix("/v1")
@@ -101,6 +107,25 @@ def starting_concurrency(endpoint: Endpoint, facts: ServerFacts) -> tuple[int, s
             f"llm.endpoints.{endpoint.name}.concurrency is {wanted}"
         )
     return wanted, ""
+
+
+def concurrency_line(endpoint: Endpoint) -> str:
+    """One line for a dry run on a local endpoint: the concurrency a run starts at and where it comes from, e.g.
+    ``concurrency 1 (server reports 1 slot at /props)``; asks the server once (:func:`server_facts`). ``""`` for
+    a hosted API (its limits are the account's)."""
+    if not is_local(endpoint):
+        return ""
+    facts = server_facts(endpoint)
+    limit, _ = starting_concurrency(endpoint, facts)
+    wanted, setting = endpoint.settings.concurrency, f"llm.endpoints.{endpoint.name}.concurrency"
+    if facts.total_slots is None:
+        return (
+            f"concurrency {wanted} (configured; the server states no slots: it halves on timeouts, or set {setting})"
+        )
+    slots = f"{facts.total_slots} slot{'' if facts.total_slots == 1 else 's'} at /props"
+    if limit < wanted:
+        return f"concurrency {limit} (server reports {slots}; {setting} is {wanted})"
+    return f"concurrency {limit} (configured; the server reports {slots})"
 
 
 class Slots:

@@ -16,6 +16,7 @@ class DroppingProxy:
         self.upstream, self.method, self.path = upstream.rstrip("/"), method, path.rstrip("/")
         self.drops = drops
         self.seen: list[tuple[str, str, int]] = []  # (method, path, upstream status) of every forwarded request
+        self.arrived: list[tuple[str, str]] = []  # (method, path) of every request, counted as it arrives
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
 
@@ -32,6 +33,8 @@ class DroppingProxy:
                 pass
 
             def _forward(self) -> None:
+                with proxy._lock:
+                    proxy.arrived.append((self.command, self.path.split("?", 1)[0].rstrip("/")))
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else None
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "content-length")}
