@@ -48,7 +48,7 @@ from tests.helpers.responders import qa_responder  # noqa: E402
 SHARED = ROOT.parent / "shared" / "kb"
 OLD, NEW = SHARED / "fastapi-en-0.120.0", SHARED / "fastapi-en-0.141.1"
 SECTION = "## versioning: refresh, call by call"
-KINDS = ("qa_pairs", "duplicate_judge", "groundedness")
+KINDS = ("qa_pairs", "duplicate_judge", "groundedness")  # always shown; any other kind the server saw, after them
 
 
 def kinds(fake: FakeOpenAI, since: int) -> Counter[str]:
@@ -127,7 +127,8 @@ def section(r: dict) -> str:
         "| calls | full build (0.141.1) | first turn (0.120.0) | refresh | refresh / full | refresh again |",
         "|---|---|---|---|---|---|",
     ]
-    for k in (*KINDS, "all"):
+    seen = sorted({k for part in ("full", "first", "refresh", "again") for k in r[part]} - set(KINDS))
+    for k in (*KINDS, *seen, "all"):
         full = sum(r["full"].values()) if k == "all" else r["full"][k]
         turn = sum(r["refresh"].values()) if k == "all" else r["refresh"][k]
         first = sum(r["first"].values()) if k == "all" else r["first"][k]
@@ -141,12 +142,13 @@ def section(r: dict) -> str:
         f"{dict(sorted(r['after'].items()))} ({r['accepted']} accepted before it). Refresh wall time "
         f"{r['seconds']:.1f} s.",
         f"`refresh --dry-run` said: {est.estimate.calls if est.estimate else 0} generation calls; at most "
-        f"{est.judge_calls} re-check, {est.filter_judge_calls} filter groundedness and "
-        f"{est.duplicate_judge_calls} duplicate-judge calls, {est.judge_share:.0%} of pairs passing the cheap checks "
+        f"{est.judge_calls} re-check, {est.filter_judge_calls} filter groundedness, "
+        f"{est.duplicate_judge_calls} duplicate-judge, {est.closed_book_calls} closed_book and "
+        f"{est.copy_judge_calls} copy-judge calls, {est.judge_share:.0%} of pairs passing the cheap checks "
         "(expected: that share of the bounds). "
-        f"The refresh's own summary: {r['report'].calls} calls "
-        f"({r['report'].generation_calls} generation, {r['report'].groundedness_calls} groundedness, "
-        f"{r['report'].duplicate_judge_calls} duplicate judge).",
+        f"The refresh's own summary: {r['report'].calls} calls ("
+        + ", ".join(f"{n} {k}" for k, n in r["report"].calls_by_kind.items())
+        + "); the server counts requests, so a retry or a repair shows there and not here.",
     ]
     return "\n".join(lines) + "\n"
 

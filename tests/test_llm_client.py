@@ -93,12 +93,12 @@ def test_unchanged_rerun_makes_zero_calls_and_no_cache_forces_them(fake_llm: Fak
     assert fake_llm.calls == 5
     again, stats = run(go(True))
     assert fake_llm.calls == 5  # zero new calls
-    assert stats.calls == 0 and stats.cache_hits == 5
+    assert stats.calls == 0 and stats.cache_hits == 5 and stats.by_kind == {}  # a journal hit is no call
     assert [r.value for r in again] == [r.value for r in first]
     assert all(r.cached for r in again)
     assert again[0].usage == first[0].usage
     _, stats = run(go(False))
-    assert fake_llm.calls == 10 and stats.calls == 5 and stats.cache_hits == 0
+    assert fake_llm.calls == 10 and stats.calls == 5 and stats.cache_hits == 0 and stats.by_kind == {"answer": 5}
 
 
 def test_changed_prompt_or_temperature_is_a_miss(fake_llm: FakeOpenAI, tmp_path: Path) -> None:
@@ -373,7 +373,7 @@ def test_embeddings_batched_cached_and_model_required(fake_llm: FakeOpenAI, monk
 
     vectors, stats = run(go())
     assert vectors == [pytest.approx(fake_embedding(t)) for t in texts]
-    assert fake_llm.embedding_calls == 2 and stats.calls == 2  # two batches
+    assert fake_llm.embedding_calls == 2 and stats.calls == 2 and stats.by_kind == {"embedding": 2}  # two batches
     assert [r.body["model"] for r in fake_llm.requests] == ["fake-embed", "fake-embed"]
     again, stats = run(go())
     assert again == vectors and stats.calls == 0 and stats.cache_hits == 3

@@ -240,7 +240,9 @@ def test_every_pair_whatever_its_status_is_retired_or_moved_to_the_new_text(tmp_
             write_pairs(ws, [*read_pairs(ws), p])
     copy_docs(docs, NEW)
     dry = runner.invoke(app, ["refresh", str(docs), "--dry-run", "-w", str(ws.root)])
-    assert dry.exit_code == 0 and re.search(r"at most \d+ groundedness and \d+ duplicate-judge call", dry.output)
+    assert dry.exit_code == 0 and re.search(
+        r"at most \d+ groundedness, \d+ duplicate-judge, \d+ closed_book and \d+ copy-judge call", dry.output
+    )
     report = refresh(docs, ws)
     pairs = {p.id: p for p in read_pairs(ws)}
     new_chunks = {c.id: c for c in kb_chunks(ws)}
@@ -252,8 +254,39 @@ def test_every_pair_whatever_its_status_is_retired_or_moved_to_the_new_text(tmp_
             continue
         for cid in p.chunk_ids:
             assert p.provenance.chunk_hashes.get(cid) == new_chunks[cid].content_hash, (p.id, p.status)
-    assert report.groundedness_calls + report.duplicate_judge_calls + report.generation_calls == report.calls
+    assert sum(report.calls_by_kind.values()) == report.calls
     release("1.1.0", message="docs 0.141.1", ws=ws)
     calls = fake.calls
     again = refresh(docs, ws)
     assert again.calls == 0 and fake.calls == calls
+
+
+def test_the_refresh_counts_its_calls_by_kind_as_the_server_saw_them(tmp_path: Path, fake: FakeOpenAI, monkeypatch):
+    """With closed_book and the copy judge on, the summary's calls by kind are the server's requests by schema name,
+    kind by kind (no retries here): the copy judge's calls (and closed_book's, for pairs every other check let
+    through) are not counted as groundedness; the dry run bounds closed_book's and the copy judge's calls too."""
+    from tests.conftest import CLOSED_BOOK_OFF
+    from tests.helpers.closed_book_responders import closed_book_answer_responder, closed_book_judge_responder
+
+    monkeypatch.setenv(CLOSED_BOOK_OFF, "true")
+    fake.add_responder("closed_book_answer", closed_book_answer_responder)
+    fake.add_responder("closed_book_agreement", closed_book_judge_responder)
+    ws, docs, _ = _released_workspace(tmp_path)
+    copy_docs(docs, NEW)
+    dry = runner.invoke(app, ["refresh", str(docs), "--dry-run", "-w", str(ws.root)])
+    bound = re.search(r"(\d+) closed_book and (\d+) copy-judge call", dry.output)
+    assert dry.exit_code == 0 and bound and int(bound.group(1)) > 0 and int(bound.group(2)) > 0, dry.output
+    start = len(fake.chat_requests())
+    report = refresh(docs, ws)
+    seen: dict[str, int] = {}
+    for r in fake.chat_requests()[start:]:
+        kind = schema_name_of(r.body) or "?"
+        seen[kind] = seen.get(kind, 0) + 1
+    assert report.calls_by_kind == seen  # every kind, none counted as another
+    assert set(seen) - {"qa_pairs", "groundedness", "duplicate_judge"}, seen  # the copy judge asked here
+    assert seen.get("copy_judge", 0) <= int(bound.group(2))
+    assert seen.get("closed_book_answer", 0) <= int(bound.group(1)) // 2
+    assert sum(report.calls_by_kind.values()) == report.calls
+    assert report.groundedness_calls == seen.get("groundedness", 0)
+    out = runner.invoke(app, ["refresh", str(docs), "-w", str(ws.root)])
+    assert out.exit_code == 0 and "no call made" in out.output, out.output

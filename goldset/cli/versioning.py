@@ -212,8 +212,9 @@ def _print_refresh(r: RefreshReport) -> None:
         share = f"; ~{p.judge_share:.0%} of such pairs pass the cheap checks here" if p.judge_share < 1 else ""
         out.print(
             f"judges        at most {p.judge_calls} call(s) to re-check reviewed pairs; then the filters: at most "
-            f"{p.filter_judge_calls} groundedness and {p.duplicate_judge_calls} duplicate-judge call(s) on the new "
-            f"and re-checked pairs (none on those a cheap check rejects{share})"
+            f"{p.filter_judge_calls} groundedness, {p.duplicate_judge_calls} duplicate-judge, "
+            f"{p.closed_book_calls} closed_book and {p.copy_judge_calls} copy-judge call(s) on the new and "
+            f"re-checked pairs (none on those a cheap check rejects{share})"
         )
         out.print("Nothing was changed (dry run).")
         return
@@ -221,9 +222,10 @@ def _print_refresh(r: RefreshReport) -> None:
         f"pairs         {len(r.retired)} retired (evidence gone), {len(r.kept)} re-checked and kept, "
         f"{len(r.replaced)} retired and regenerated, {len(r.to_review)} stale for review, {len(r.new_pairs)} new"
     )
+    kinds = ", ".join(f"{n} {kind}" for kind, n in r.calls_by_kind.items())
     out.print(
-        f"calls         {r.calls}: {r.generation_calls} generation, {r.groundedness_calls} groundedness judge "
-        f"({r.judge_calls} re-checking reviewed pairs), {r.duplicate_judge_calls} duplicate judge"
+        f"calls         {r.calls}" + (f": {kinds} ({r.judge_calls} of the groundedness calls re-checking reviewed "
+                                      f"pairs)" if kinds else "")
     )
     for line in r.judge_errors[:5]:
         err_console().print(f"warning: judge failed for {line}")

@@ -336,6 +336,9 @@ def add_stats(a: Mapping[str, Any] | None, b: Mapping[str, Any]) -> dict[str, An
         x, y = (a or {}).get(k), b.get(k)
         if isinstance(x, int | float) or isinstance(y, int | float):
             out[k] = (x or 0) + (y or 0)
+        elif isinstance(x, Mapping) or isinstance(y, Mapping):  # by_kind: summed kind by kind
+            xs, ys = x or {}, y or {}
+            out[k] = {kind: xs.get(kind, 0) + ys.get(kind, 0) for kind in sorted({*xs, *ys})}
         else:  # a note (concurrency_note): the first client's that has one
             out[k] = x or y
     out["retry_budget_left"] = out["retry_budget"] - out["retries"]

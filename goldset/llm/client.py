@@ -418,7 +418,7 @@ class LLMClient:
         convo: list[dict[str, str]] = [dict(m) for m in messages]
         mode = self.mode
         last_reason = ""
-        self.stats.calls += 1
+        self.stats.count_call(schema_name)
         try:
             while True:
                 sent = convo if mode == "json_schema" else with_instruction(convo, schema_instruction(schema))

@@ -92,7 +92,7 @@ class Embedder:
         estimate = sum(estimate_llm_tokens(t) for t in texts)
         attempts = 0
         reply: EmbeddingsReply
-        self.stats.calls += 1
+        self.stats.count_call("embedding")
         try:
             while True:
                 await self.policy.before_request(estimate)

@@ -4,7 +4,7 @@ caller summing results into a copy of its own that can drift from what was reall
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from goldset.llm.usage import Usage
@@ -44,6 +44,9 @@ class CallStats:
     #: Requests the client lets go at once, and why it is not the configured concurrency (empty: it is).
     concurrency: int = 0
     concurrency_note: str = ""
+    #: Calls by what they ask: the reply schema's name (``qa_pairs``, ``groundedness``, ``closed_book_answer``…;
+    #: ``embedding`` for an embeddings batch). Sums to ``calls``.
+    by_kind: dict[str, int] = field(default_factory=dict)
 
     @property
     def format_line(self) -> str:
@@ -70,6 +73,11 @@ class CallStats:
     def cost(self) -> float | None:
         """``cost_usd``, or ``None`` when some request's model has no price (the sum would be too low)."""
         return None if self.unpriced_requests else self.cost_usd
+
+    def count_call(self, kind: str) -> None:
+        """One more call of ``kind`` sent."""
+        self.calls += 1
+        self.by_kind[kind] = self.by_kind.get(kind, 0) + 1
 
     def add_usage(self, usage: Usage, cost: float | None) -> None:
         """Count the tokens of one reply and its cost (``None``: the model has no price)."""

@@ -82,6 +82,9 @@ class RefreshPlan:
     #: duplicate judge (batches of the candidate pairs those pairs can add)
     filter_judge_calls: int = 0
     duplicate_judge_calls: int = 0
+    #: and, at most, closed_book's two calls (the bare answer, the agreement) and the copy judge's one per such pair
+    closed_book_calls: int = 0
+    copy_judge_calls: int = 0
     #: the share of the set's unreviewed pairs that reach the judges (the rest a cheap check rejects): what of the
     #: bounds above to expect
     judge_share: float = 1.0
@@ -123,9 +126,27 @@ class RefreshReport:
         return int(llm.get("calls", 0)) if llm else 0
 
     @property
+    def calls_by_kind(self) -> dict[str, int]:
+        """The calls of :attr:`calls` by what they asked (the reply schema's name: ``qa_pairs``,
+        ``groundedness``, ``duplicate_judge``, ``closed_book_answer``…), most first; sums to :attr:`calls`."""
+        from collections import Counter
+
+        from goldset.filters import groundedness
+
+        kinds: Counter[str] = Counter()
+        if self.generation is not None:
+            kinds.update(self.generation.llm.by_kind)
+        kinds[groundedness.SCHEMA_NAME] += self.judge_calls
+        if self.filters is not None and self.filters.llm:
+            kinds.update(self.filters.llm.get("by_kind", {}))
+        return {k: n for k, n in kinds.most_common() if n}
+
+    @property
     def groundedness_calls(self) -> int:
-        """Requests of the groundedness judge: refresh's own re-checks and the filters' judge."""
-        return self.judge_calls + self.filter_calls - self.duplicate_judge_calls
+        """Calls of the groundedness judge: refresh's own re-checks and the filters' judge."""
+        from goldset.filters import groundedness
+
+        return self.calls_by_kind.get(groundedness.SCHEMA_NAME, 0)
 
     @property
     def calls(self) -> int:
@@ -201,7 +222,7 @@ def _judge_bounds(ctx: Context, plan: RefreshPlan, pairs: Sequence[QAPair]) -> N
     unreviewed pair, and the duplicate-judge batches of the candidate pairs they can bring (each one's nearest
     questions); ``judge_share`` is the share of this set's unreviewed pairs the cheap checks let through to the
     judges, so ``share × bound`` is what to expect. 0 when the judges are off."""
-    from goldset.filters import duplicates, groundedness
+    from goldset.filters import closed_book, copy_judge, duplicates, groundedness, verbatim
     from goldset.filters.registry import CHECKS
     from goldset.filters.status import owned_by_filters, rejected_before_judges
     from goldset.llm import endpoint_configured, resolve_endpoint
@@ -223,6 +244,12 @@ def _judge_bounds(ctx: Context, plan: RefreshPlan, pairs: Sequence[QAPair]) -> N
         embeds = dup.judge.embeddings and bool(resolve_endpoint(ctx, "judge").embedding_model)
         per_pair = dup.judge.top_k + (dup.judge.embedding_top_k if embeds else 0)
         plan.duplicate_judge_calls = -(-(new_pairs + unreviewed) * per_pair // dup.judge.batch)
+    cb = settings.for_check(closed_book.SPEC).enabled
+    if cb is True or (cb is None and endpoint_configured(ctx, "generate")):
+        plan.closed_book_calls = 2 * (new_pairs + unreviewed)
+    copy_names = [verbatim.NAME] if settings.for_check(verbatim.SPEC).enabled is not False else []
+    if copy_judge.plan_for(ctx, settings, copy_names, use_llm=True)[0] is not None:
+        plan.copy_judge_calls = new_pairs + unreviewed
 
 
 def _estimate(ctx: Context, new_chunks: list[Chunk], chunk_ids: list[str]) -> Estimate | None:
