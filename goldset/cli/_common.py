@@ -103,6 +103,8 @@ class ProgressDisplay:
         self.disable = disable
         self._progress: Any = None
         self._tasks: dict[str, Any] = {}
+        self._width: int | None = None
+        self._restore: tuple[Any, Any] | None = None
         #: The last update of each stage (what an interrupted command says was done).
         self.last: dict[str, Progress] = {}
 
@@ -126,16 +128,45 @@ class ProgressDisplay:
                 transient=True,
             )
             self._progress.__enter__()
+            self._watch_width()
         if update.stage not in self._tasks:
             self._tasks[update.stage] = self._progress.add_task(update.stage, total=update.total, info="")
+        if self._width is None:  # read once, and again after the terminal was resized (SIGWINCH)
+            self._width = self._progress.console.width
         fixed = len(update.stage) + BAR_WIDTH + 2 * len(str(update.total or 0)) + 1 + len("0:00:00") + 4
-        info = fit_counters(update.counters, self._progress.console.width - fixed)
+        info = fit_counters(update.counters, self._width - fixed)
         self._progress.update(self._tasks[update.stage], completed=update.done, total=update.total, info=info)
+
+    def _watch_width(self) -> None:
+        """Forget the terminal width when the terminal is resized, so the next update reads it again (reading it
+        on every update costs ~0.3 ms); the main thread only, where signal handlers can be set."""
+        import signal
+        import threading
+
+        winch = getattr(signal, "SIGWINCH", None)
+        if winch is None or threading.current_thread() is not threading.main_thread():
+            return
+        previous = signal.getsignal(winch)
+        if previous is None:  # set from C: nothing to call, restore the default
+            previous = signal.SIG_DFL
+
+        def resized(signum: int, frame: Any) -> None:
+            self._width = None
+            if callable(previous):
+                previous(signum, frame)
+
+        signal.signal(winch, resized)
+        self._restore = (winch, previous)
 
     def __exit__(self, *exc: object) -> None:
         if self._progress is not None:
             self._progress.__exit__(None, None, None)
             self._progress = None
+        if self._restore is not None:
+            import signal
+
+            signal.signal(*self._restore)
+            self._restore = None
 
 
 #: The progress bar's width: short, so done/total and the counters keep their room at 80 columns.
