@@ -73,6 +73,7 @@ def test_the_progress_display_reads_the_width_again_after_a_resize(monkeypatch: 
     reads: list[int] = []
     console = err_console()
     monkeypatch.setattr(type(console), "width", property(lambda self: reads.append(1) or 100))
+    monkeypatch.setattr(type(console), "is_terminal", property(lambda self: True))
     before = signal.getsignal(signal.SIGWINCH)
     with ProgressDisplay() as show:
         for i in range(5):
@@ -83,3 +84,14 @@ def test_the_progress_display_reads_the_width_again_after_a_resize(monkeypatch: 
         show(Progress("generate", 6, 10, {"pairs": 6}))
     assert len(reads) == 2
     assert signal.getsignal(signal.SIGWINCH) == before  # the handler is put back
+
+
+def test_the_progress_display_draws_nothing_when_stderr_is_not_a_terminal() -> None:
+    """A pipe or a CI log: no rich display is started (it would show nothing), the last updates are still kept."""
+    from goldset.cli._common import ProgressDisplay, err_console
+    from goldset.progress import Progress
+
+    assert not err_console().is_terminal  # pytest captures stderr
+    with ProgressDisplay() as show:
+        show(Progress("generate", 1, 10, {"pairs": 3}))
+        assert show._progress is None and show.last["generate"].done == 1

@@ -97,7 +97,8 @@ def check_given(ctx: Context) -> None:
 class ProgressDisplay:
     """A transient rich progress display on stderr, one bar per stage, fed by :class:`goldset.progress.Progress`
     updates (``with ProgressDisplay() as show: goldset.generate(..., progress=show)``). Nothing is drawn until the
-    first update, so a job that finishes at once leaves no trace."""
+    first update, so a job that finishes at once leaves no trace; nothing at all when stderr is not a terminal (a
+    pipe, a CI log: a transient display would show nothing there, and its refresh thread would cost CPU)."""
 
     def __init__(self, *, disable: bool = False) -> None:
         self.disable = disable
@@ -116,6 +117,9 @@ class ProgressDisplay:
         if self.disable:
             return
         if self._progress is None:
+            if not err_console().is_terminal:
+                self.disable = True
+                return
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
             self._progress = Progress(
