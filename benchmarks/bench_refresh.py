@@ -40,6 +40,7 @@ from goldset.scaffold import init_workspace  # noqa: E402
 from goldset.schema import PairStatus, QAPair  # noqa: E402
 from goldset.versioning.refresh import refresh  # noqa: E402
 from goldset.workspace import Workspace  # noqa: E402
+from tests.helpers.closed_book_responders import closed_book_answer_responder, closed_book_judge_responder  # noqa: E402
 from tests.helpers.duplicate_responders import make_duplicate_responder  # noqa: E402
 from tests.helpers.fake_openai import FakeOpenAI, schema_name_of  # noqa: E402
 from tests.helpers.judge_responders import groundedness_responder  # noqa: E402
@@ -83,6 +84,8 @@ def main() -> dict:
         fake.add_responder("qa_pairs", qa_responder)
         fake.add_responder("groundedness", groundedness_responder)
         fake.add_responder("duplicate_judge", make_duplicate_responder(lambda a, b: False))
+        fake.add_responder("closed_book_answer", closed_book_answer_responder)
+        fake.add_responder("closed_book_agreement", closed_book_judge_responder)
 
         start = len(fake.chat_requests())
         full_ws = build(fake, tmp / "full", NEW)
