@@ -103,10 +103,21 @@ def test_the_generate_progress_reads_done_and_total_in_80_columns(tmp_path: Path
         subprocess.run([tmux, "-S", socket, "kill-server"], check=False)
 
 
-def test_ctrl_c_says_what_was_done_and_that_a_rerun_resumes(tmp_path: Path, slow_server: str) -> None:
+@pytest.fixture
+def slower_server() -> Iterator[str]:
+    """1 s a call: 9 chunks one at a time leave the test ~8 s to interrupt the run halfway, even on a busy machine."""
+    server, base_url = start_subprocess({"qa_pairs": "tests.helpers.responders:qa_responder"}, latency_s=1.0)
+    try:
+        yield base_url
+    finally:
+        server.kill()
+        server.wait(timeout=10)
+
+
+def test_ctrl_c_says_what_was_done_and_that_a_rerun_resumes(tmp_path: Path, slower_server: str) -> None:
     ws = _ws(tmp_path / "ws")
     total = len(load_chunks(ws))
-    env = _env(slow_server)
+    env = _env(slower_server)
     proc = subprocess.Popen(_generate(ws), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while not (ws.pairs_path.exists() and ws.pairs_path.stat().st_size) and time.monotonic() < deadline:

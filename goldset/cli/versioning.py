@@ -222,11 +222,23 @@ def _print_refresh(r: RefreshReport) -> None:
         f"pairs         {len(r.retired)} retired (evidence gone), {len(r.kept)} re-checked and kept, "
         f"{len(r.replaced)} retired and regenerated, {len(r.to_review)} stale for review, {len(r.new_pairs)} new"
     )
-    kinds = ", ".join(f"{n} {kind}" for kind, n in r.calls_by_kind.items())
+    kinds = ", ".join(f"{n} {_KIND_LABELS.get(kind, kind)}" for kind, n in r.calls_by_kind.items())
     out.print(
-        f"calls         {r.calls}" + (f": {kinds} ({r.judge_calls} of the groundedness calls re-checking reviewed "
+        f"calls         {r.calls}" + (f": {kinds} ({r.judge_calls} of the groundedness judge's re-checking reviewed "
                                       f"pairs)" if kinds else "")
     )
     for line in r.judge_errors[:5]:
         err_console().print(f"warning: judge failed for {line}")
     out.print("Changed pairs are tagged refresh:* so the review sample can start with them; then `goldset release`.")
+
+
+#: How the refresh summary names each kind of call (the reply schema's name; another kind is shown as it is).
+_KIND_LABELS = {
+    "qa_pairs": "generation",
+    "groundedness": "groundedness judge",
+    "duplicate_judge": "duplicate judge",
+    "copy_judge": "copy judge",
+    "closed_book_answer": "closed_book answer",
+    "closed_book_agreement": "closed_book agreement",
+    "paraphrase_repair": "repair",
+}
