@@ -53,9 +53,14 @@ class EndpointError(GoldsetError):
 
 
 class RunFailed(GoldsetError):
-    """The work could not be done although the input was fine: every call of a run failed."""
+    """The work could not be done although the input was fine: every call of a run failed. ``report``: the run's
+    own report when it has one (a generation's calls, failures and cost), for a caller that goes on."""
 
     exit_code = 3
+
+    def __init__(self, message: str, *, report: object | None = None) -> None:
+        super().__init__(message)
+        self.report = report
 
 
 class GateFailed(GoldsetError):

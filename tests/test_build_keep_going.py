@@ -71,6 +71,13 @@ def test_keep_going_goes_on_when_the_failed_chunks_fail_again(tmp_path: Path, ll
     code, out = invoke("build", "-w", str(ws), "--export", "-j", "1")
     assert code == 3 and "generation calls failed" in out
 
+    # the library's report keeps the failed calls' figures when it carries on
+    from goldset.loop.runner import build
+
+    report = build(ws, concurrency=1, keep_going=True, review="none")
+    gen = report.generation
+    assert gen is not None and gen.chunks_failed > 0 and gen.llm.calls == gen.chunks_failed, gen
+
 
 def test_a_build_that_kept_no_pair_stops_with_exit_3(tmp_path: Path, llm: FakeOpenAI) -> None:
     ws = tmp_path / "ws"

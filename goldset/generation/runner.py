@@ -252,7 +252,7 @@ def generate(
         if write:
             path = write_failures(ws, report.failures, {c.id for c in selection.chunks})
             where = f"; nothing was written to {data.pairs_path}, the reasons are in {path}"
-        raise RunFailed(f"all {state.chunks_done} generation calls failed ({reasons}){where}")
+        raise RunFailed(f"all {state.chunks_done} generation calls failed ({reasons}){where}", report=report)
     report.pairs_existing = sink.existing_hits
     report.new_pairs = sink.new_pairs
     if write:

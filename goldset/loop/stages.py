@@ -103,7 +103,7 @@ def run_generate(
     progress: ProgressCallback | None,
 ) -> None:
     from goldset.generation.estimate import estimate
-    from goldset.generation.runner import generate
+    from goldset.generation.runner import GenerationReport, generate
 
     if not use_llm or not endpoint_ready(ctx):
         est = estimate(ctx, limit=limit)  # calls nothing: what generation would have to do
@@ -124,6 +124,8 @@ def run_generate(
         # Every call failed (a rebuild re-asks only the chunks that failed before, and they may fail again). With
         # --keep-going the stage ends with the pairs the workspace has, saying which chunks failed; without
         # pairs to go on with, or without --keep-going, the build stops here.
+        if isinstance(exc.report, GenerationReport):
+            report.generation = exc.report  # the failed calls' figures, whether the build goes on or stops
         usable = _usable_pairs(ctx.data)
         if not keep_going or not usable:
             raise
