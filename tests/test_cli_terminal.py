@@ -26,14 +26,18 @@ DOCS = Path(__file__).parent / "fixtures" / "generate" / "docs"
 REPO = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture
-def slow_server() -> Iterator[str]:
-    server, base_url = start_subprocess({"qa_pairs": "tests.helpers.responders:qa_responder"}, latency_s=0.4)
+def _server(latency_s: float) -> Iterator[str]:
+    server, base_url = start_subprocess({"qa_pairs": "tests.helpers.responders:qa_responder"}, latency_s=latency_s)
     try:
         yield base_url
     finally:
         server.kill()
         server.wait(timeout=10)
+
+
+@pytest.fixture
+def slow_server() -> Iterator[str]:
+    yield from _server(0.4)
 
 
 def _ws(path: Path) -> Workspace:
@@ -106,12 +110,7 @@ def test_the_generate_progress_reads_done_and_total_in_80_columns(tmp_path: Path
 @pytest.fixture
 def slower_server() -> Iterator[str]:
     """1 s a call: 9 chunks one at a time leave the test ~8 s to interrupt the run halfway, even on a busy machine."""
-    server, base_url = start_subprocess({"qa_pairs": "tests.helpers.responders:qa_responder"}, latency_s=1.0)
-    try:
-        yield base_url
-    finally:
-        server.kill()
-        server.wait(timeout=10)
+    yield from _server(1.0)
 
 
 def test_ctrl_c_says_what_was_done_and_that_a_rerun_resumes(tmp_path: Path, slower_server: str) -> None:

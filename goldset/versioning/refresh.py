@@ -114,14 +114,8 @@ class RefreshReport:
         return self.generation.llm.calls if self.generation is not None else 0
 
     @property
-    def duplicate_judge_calls(self) -> int:
-        """Requests the filters' duplicate judge sent (cache hits not counted)."""
-        dup = self.filters.duplicate_judge if self.filters is not None else None
-        return int(dup.get("calls", 0)) if dup else 0
-
-    @property
     def filter_calls(self) -> int:
-        """Requests the filters sent: the groundedness judge (and repair) and the duplicate judge."""
+        """Calls the filters sent, every judge's (by kind in :attr:`calls_by_kind`)."""
         llm = self.filters.llm if self.filters is not None else None
         return int(llm.get("calls", 0)) if llm else 0
 
