@@ -160,4 +160,10 @@ def _root(
 
 
 def main() -> None:
-    app()
+    """The ``goldset`` console script (and ``python -m goldset``)."""
+    from goldset.collector import skip_final_collections
+
+    try:
+        app()
+    finally:  # typer ends with SystemExit, whatever the outcome
+        skip_final_collections()
