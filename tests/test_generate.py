@@ -499,3 +499,26 @@ def test_the_language_check_reads_prose_not_code() -> None:
     )
     rejected = validate_reply(_reply(chinese_answer), japanese_plan, PROV).pairs[0]
     assert rejected.status is PairStatus.rejected and "asked for ja" in rejected.checks[CHECK_NAME].reason
+
+
+def test_the_language_setting_takes_codes_and_names_and_refuses_anything_else() -> None:
+    """A Chinese user writes `language: 中文`: it used to be taken as is, so its pairs said "中文" beside the chunks'
+    "zh" (split per-language figures) and no reply was checked for its language."""
+    for given, code in (("中文", "zh"), ("Chinese", "zh"), ("ZH", "zh"), (" zh ", "zh"), ("zh_TW", "zh-TW"),
+                        ("繁體中文", "zh-TW"), ("日本語", "ja"), ("English", "en"), ("AUTO", "auto"),
+                        ("pt-BR", "pt-BR")):
+        assert GenerateSettings(language=given).language == code, given
+    for bad in ("简体 中文", "chinese-simplified", "", "français!"):
+        with pytest.raises(ValidationError, match="not a language code"):
+            GenerateSettings(language=bad)
+    zh_tw = make_chunk("z1", ZH_TEXT, "zh.md")
+    [plan] = build_plans([zh_tw], [zh_tw], GenerateSettings(language="繁體中文"), None)
+    assert plan.language == "zh-TW" and "Language: Traditional Chinese" in plan.messages()[-1]["content"]
+    english = GeneratedPair(
+        question="How is item_id passed to the function?",
+        answer="As an argument with the same name.",
+        question_type="factual",
+        evidence=[GeneratedEvidence(chunk_id="z1", quote="路径参数使用与 Python 格式字符串相同的语法声明。")],
+    )
+    outcome = validate_reply(_reply(english), plan, PROV)  # zh-TW is checked as Chinese
+    assert "wrong language" in outcome.pairs[0].checks[CHECK_NAME].reason

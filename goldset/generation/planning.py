@@ -29,6 +29,7 @@ PROMPT_MULTI_HOP = "generate_multi_hop"
 LANGUAGE_NAMES = {
     "en": "English",
     "zh": "Chinese (简体中文)",
+    "zh-TW": "Traditional Chinese (繁體中文)",
     "ja": "Japanese (日本語)",
     "ko": "Korean (한국어)",
     "fr": "French",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -55,7 +56,13 @@ class GenerateSettings(BaseModel):
         default_factory=lambda: dict(DEFAULT_TYPE_WEIGHTS),
         description="Relative weight of each question type (a type left out has weight 0); 0 turns a type off.",
     )
-    language: str = Field("auto", description="'auto' = each chunk's language, or a code such as 'en', 'zh'.")
+    language: str = Field(
+        "auto",
+        description=(
+            "'auto' = each chunk's language, or a code such as 'en', 'zh', 'zh-TW' (a name such as 'Chinese' or "
+            "'中文' is read as its code)."
+        ),
+    )
     concurrency: int | None = Field(None, ge=1, le=512, description="Overrides llm concurrency for generation.")
     seed: int = Field(0, description="Seeds the type draw per chunk and is sent to the model.")
     min_tokens: int = Field(20, ge=0, description="Chunks with fewer tokens are skipped (headings, stubs).")
@@ -72,6 +79,11 @@ class GenerateSettings(BaseModel):
     )
     flush_seconds: float = Field(2.0, ge=0, description="Rewrite the candidates file at most this often.")
 
+    @field_validator("language")
+    @classmethod
+    def _language_code(cls, value: str) -> str:
+        return language_code(value)
+
     @field_validator("types")
     @classmethod
     def _known_types(cls, v: dict[str, float]) -> dict[str, float]:
@@ -85,3 +97,36 @@ class GenerateSettings(BaseModel):
             raise ValueError("at least one question type needs a weight > 0")
         return v
 
+
+
+#: Names a user may write instead of a language code (lower-cased), and the code chunks and pairs carry (the
+#: prompt's own name of each code: ``goldset.generation.planning.LANGUAGE_NAMES``).
+LANGUAGE_CODES = {
+    "english": "en", "英文": "en", "英语": "en", "英語": "en",
+    "chinese": "zh", "中文": "zh", "汉语": "zh", "漢語": "zh", "简体中文": "zh",
+    "繁體中文": "zh-TW", "繁体中文": "zh-TW",
+    "japanese": "ja", "日本語": "ja", "日语": "ja", "日文": "ja",
+    "korean": "ko", "한국어": "ko", "韩语": "ko", "韓語": "ko", "韩文": "ko",
+    "french": "fr", "français": "fr", "german": "de", "deutsch": "de", "spanish": "es", "español": "es",
+    "portuguese": "pt", "português": "pt", "russian": "ru", "русский": "ru",
+}  # fmt: skip
+_CODE = re.compile(r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,8})*")
+
+
+def language_code(value: str) -> str:
+    """``generate.language`` as goldset writes it on pairs: ``auto``, a code with its first part lower-cased
+    (``ZH`` → ``zh``, ``zh_TW`` → ``zh-TW``), or the code of a name (``Chinese``, ``中文`` → ``zh``). Anything
+    else is an error: the pairs' language decides the per-language figures, and ``中文`` beside ``zh`` would
+    split them (and skip the wrong-language check of each reply)."""
+    text = value.strip()
+    if text.lower() == "auto":
+        return "auto"
+    named = LANGUAGE_CODES.get(text.lower())
+    if named is not None:
+        return named
+    if not _CODE.fullmatch(text):
+        raise ValueError(
+            f"{value!r} is not a language code: use auto, or a code such as en, zh, ja, ko (zh-TW for a region)"
+        )
+    primary, _, rest = text.replace("_", "-").partition("-")
+    return primary.lower() + (f"-{rest}" if rest else "")

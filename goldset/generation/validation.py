@@ -148,7 +148,8 @@ def validate_reply(reply: GeneratedPairs, plan: CallPlan, provenance: Provenance
         if qtype is not QuestionType.unanswerable:
             evidence, reasons = check_evidence(item.evidence, by_id, forms=forms)
             reasons += _type_rules(qtype, answer, evidence, plan)
-        if plan.language in DETECTABLE and detect_language(prose_text(question + " " + answer)) != plan.language:
+        asked = plan.language.split("-")[0]  # zh-TW is written in Chinese characters: detected as zh
+        if asked in DETECTABLE and detect_language(prose_text(question + " " + answer)) != asked:
             reasons.append(f"written in the wrong language (asked for {plan.language})")
         cited = [e.chunk_id for e in evidence] or [plan.chunk.id]
         pid = pair_id(cited, qtype.value, question)
