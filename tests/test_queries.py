@@ -126,6 +126,35 @@ def test_draft_without_endpoint_says_so(ws: Workspace, tmp_path: Path, no_llm_en
         draft_answers(ws)
 
 
+def test_import_reads_chinese_excel_exports_and_other_separators(ws: Workspace, tmp_path: Path) -> None:
+    """What a Chinese team's spreadsheet gives: a GB18030 (GBK) CSV from Excel or WPS, a UTF-8 one with a BOM, a
+    semicolon- or tab-separated one saved as .csv; each read like a comma-separated UTF-8 file. A file that is
+    no text at all is one clear error."""
+    from typer.testing import CliRunner
+
+    from goldset.cli import app
+
+    table = "question,count\n怎么定义查询参数？,7\n,3\n"
+    gbk = tmp_path / "gbk.csv"
+    gbk.write_bytes(table.encode("gb18030"))
+    report = import_queries(gbk, ws, store=False)
+    assert report.encoding == "gb18030" and report.blank == 1
+    assert [(q.question, q.count, q.language) for q in report.questions] == [("怎么定义查询参数？", 7, "zh")]
+    got = CliRunner().invoke(app, ["import", "--format", "queries", str(gbk), "-w", str(ws.root)])
+    assert got.exit_code == 0, got.output
+    assert "decoded as GB18030" in got.output and "(1 without a question, skipped)" in got.output
+    for name, data in (("bom.csv", b"\xef\xbb\xbf" + table.encode()), ("semi.csv", table.replace(",", ";").encode()),
+                       ("tab.csv", table.replace(",", "\t").encode()), ("tab.tsv", table.replace(",", "\t").encode())):
+        path = tmp_path / name
+        path.write_bytes(data)
+        report = import_queries(path, ws, store=False)
+        assert [(q.question, q.count) for q in report.questions] == [("怎么定义查询参数？", 7)], name
+    binary = tmp_path / "export.csv"
+    binary.write_bytes(b"PK\x03\x04\x00\x00binary")  # an .xlsx renamed .csv
+    with pytest.raises(InputError, match=r"export.csv: binary file .*save it as UTF-8 text"):
+        import_queries(binary, ws)
+
+
 def test_cli_import_and_draft(ws: Workspace, tmp_path: Path, fake_llm: FakeOpenAI) -> None:
     from typer.testing import CliRunner
 

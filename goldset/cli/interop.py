@@ -111,10 +111,14 @@ def import_(
         from goldset.queries.intake import import_queries
 
         got = import_queries(file, workspace)
+        if got.encoding != "utf-8":
+            err_console().print(f"warning: {got.source}: not UTF-8; decoded as {got.encoding.upper()}", markup=False)
         redacted = ", ".join(f"{k} ×{v}" for k, v in got.redacted.items()) or "nothing"
+        blank = f" ({got.blank} without a question, skipped)" if got.blank else ""
         console().print(
-            f"read {got.rows} row(s) from {got.source}: {len(got.added)} new question(s), {got.merged_exact} exact "
-            f"and {got.merged_near} near duplicate(s) merged, {got.already_imported} already imported; "
+            f"read {got.rows} row(s){blank} from {got.source}: {len(got.added)} new question(s), "
+            f"{got.merged_exact} exact and {got.merged_near} near duplicate(s) merged, {got.already_imported} already "
+            "imported; "
             f"{len(got.questions)} real question(s) asked {got.asked} time(s) in {got.path}; personal data "
             f"redacted: {redacted}",
             markup=False,

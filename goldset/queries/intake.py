@@ -77,6 +77,8 @@ class QueryImport:
     values themselves are gone) and where the store is."""
 
     source: str
+    #: What the file was decoded as: utf-8, or gb18030 for a Chinese Excel or WPS export (GBK is a subset).
+    encoding: str = "utf-8"
     rows: int = 0
     blank: int = 0
     already_imported: int = 0
@@ -145,17 +147,16 @@ def detect_format(path: Path) -> str:
     return "text"
 
 
-def read_rows(path: Path, fmt: str | None = None) -> Iterator[QueryRow | None]:
-    """The file's rows, each redacted as it is read (``None`` for a blank row)."""
+def read_rows(path: Path, fmt: str | None = None, text: str | None = None) -> Iterator[QueryRow | None]:
+    """The file's rows, each redacted as it is read (``None`` for a blank row); ``text``: the file's, already read
+    (:func:`read_text`)."""
     fmt = fmt or detect_format(path)
     if fmt not in FORMATS:
         raise InputError(f"format {fmt!r}: a queries file is one of {', '.join(FORMATS)}")
-    if not path.is_file():
-        raise InputError(f"{path}: no such file of questions")
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    if text is None:
+        if not path.is_file():
+            raise InputError(f"{path}: no such file of questions")
+        text, _ = read_text(path)
     if fmt == "text":
         for lineno, line in enumerate(text.splitlines(), start=1):
             if not line.strip() or line.lstrip().startswith("#"):
@@ -178,13 +179,40 @@ def read_rows(path: Path, fmt: str | None = None) -> Iterator[QueryRow | None]:
                 raise InputError(f"{where}: expected an object with a 'question' field (or a string)")
             yield _from_mapping(obj, where)
     else:
-        dialect = "excel-tab" if path.suffix.lower() == ".tsv" else "excel"
-        reader = csv.DictReader(text.splitlines(), dialect=dialect)
+        lines = text.splitlines()
+        reader = csv.DictReader(lines, delimiter=_delimiter(lines, tab=path.suffix.lower() == ".tsv"))
         names = {(n or "").strip().lower(): n for n in reader.fieldnames or []}
         if "question" not in names:
             raise InputError(f"{path}: no 'question' column (columns: {', '.join(names) or 'none'})")
         for lineno, row in enumerate(reader, start=2):
             yield _from_mapping({k: row.get(orig) for k, orig in names.items()}, f"{path}:{lineno}")
+
+
+def read_text(path: Path) -> tuple[str, str]:
+    """(text, encoding) of a queries file: UTF-8 (a BOM dropped, as Excel's "CSV UTF-8" writes), UTF-16 with a
+    BOM, or GB18030 (what Excel and WPS on Chinese Windows save a CSV as); else an InputError saying what to do."""
+    from goldset.kb.decoding import SkipFile, decode
+
+    try:
+        return decode(path.read_bytes())
+    except SkipFile as exc:
+        reason = str(exc).removesuffix("; skipped (convert it to UTF-8)").removesuffix("; skipped")
+        raise InputError(f"{path}: {reason}; save it as UTF-8 text") from None
+
+
+#: Column separators a questions table comes with: comma first, then what spreadsheet exports use in locales whose
+#: decimal mark is a comma (semicolon), tab-separated exports saved as .csv, and pipes.
+_DELIMITERS = (",", "\t", ";", "|")
+
+
+def _delimiter(lines: list[str], *, tab: bool) -> str:
+    """The separator of the header row that gives a ``question`` column (a ``.tsv``: tab first); comma if none."""
+    header = next((line for line in lines if line.strip()), "")
+    for sep in ("\t", *_DELIMITERS) if tab else _DELIMITERS:
+        cells = next(csv.reader([header], delimiter=sep), [])
+        if "question" in (c.strip().lower() for c in cells):
+            return sep
+    return "\t" if tab else ","
 
 
 def _from_mapping(obj: dict[str, Any], where: str) -> QueryRow | None:
@@ -280,8 +308,13 @@ def import_queries(
     settings = ctx.section(QueriesSettings)
     path = Path(file)
     report = QueryImport(source=str(path))
+    if format is not None and format not in FORMATS:
+        raise InputError(f"format {format!r}: a queries file is one of {', '.join(FORMATS)}")
+    if not path.is_file():
+        raise InputError(f"{path}: no such file of questions")
+    text, report.encoding = read_text(path)
     existing = read_queries(ctx.workspace) if store else []
-    rows = list(read_rows(path, format))  # already redacted; read whole so the token order covers every question
+    rows = list(read_rows(path, format, text))  # already redacted; read whole: the token order covers every question
     merger = _Merger(existing, settings.near_duplicate, (r.question for r in rows if r is not None))
     found: Counter[str] = Counter()
     added: dict[str, None] = {}
