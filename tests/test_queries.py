@@ -14,6 +14,7 @@ from goldset.queries.intake import import_queries, queries_path, read_queries
 from goldset.schema import PairStatus, QuestionType
 from goldset.workspace import Workspace
 from tests.helpers.fake_openai import FakeOpenAI
+from tests.helpers.generation_data import make_pair
 from tests.helpers.query_data import DOCS, PERSONAL, QUESTIONS_CSV, draft_responder
 
 
@@ -234,6 +235,33 @@ def test_coverage_rephrase_covered_absent_topic_not_and_figures_add_up(
                                    "--workspace", str(ws.root)])  # fmt: skip
     assert got.exit_code == 0, got.output
     assert fake_llm.calls == calls + 2 and "0 answer(s), 2 unanswerable" in got.output
+
+
+def test_coverage_without_a_file_reads_the_imported_questions(ws: Workspace, tmp_path: Path) -> None:
+    """`goldset import --format queries FILE` then `goldset coverage`: the questions imported are the traffic (it
+    used to require --queries again); the same figures as from the file; nothing imported is a one-line error."""
+    from typer.testing import CliRunner
+
+    from goldset.cli import app
+    from goldset.data import WorkspaceData
+    from goldset.queries.coverage import coverage
+
+    with pytest.raises(InputError, match=r"queries.jsonl: no real questions imported; run `goldset import"):
+        coverage(None, ws)
+    data = WorkspaceData(ws)
+    question = "How do I declare the type of a path parameter?"
+    golden = make_pair(data.kb_chunks()[0], question, status=PairStatus.accepted)
+    data.write([golden], data.kb_chunks())
+    src = tmp_path / "questions.csv"
+    src.write_text(QUESTIONS_CSV, encoding="utf-8")
+    import_queries(src, ws)
+    from_file, from_store = coverage(src, ws, store=False), coverage(None, ws, store=False)
+    figures = ("questions", "covered", "asked", "asked_covered", "redacted")
+    assert [getattr(from_store, f) for f in figures] == [getattr(from_file, f) for f in figures]
+    assert from_store.covered >= 1 and from_store.source.endswith("queries.jsonl")
+    got = CliRunner().invoke(app, ["coverage", "--workspace", str(ws.root)])
+    assert got.exit_code == 0, got.output
+    assert f"{from_file.covered} of {from_file.questions} questions" in got.output
 
 
 def test_review_sample_puts_real_questions_first_most_asked_first() -> None:

@@ -14,7 +14,14 @@ app = typer.Typer()
 
 @app.command("coverage")
 def coverage(
-    queries: Annotated[Path, typer.Option("--queries", help="Real questions: CSV, JSON Lines or one per line.")],
+    queries: Annotated[
+        Path | None,
+        typer.Option(
+            "--queries",
+            help="Real questions: CSV, JSON Lines or one per line (default: those `goldset import --format queries` "
+            "imported).",
+        ),
+    ] = None,
     dataset: Annotated[
         str | None, typer.Option("--dataset", "-d", help="Dataset folder or release (e.g. v1.2.0); default data/.")
     ] = None,
@@ -74,9 +81,9 @@ def coverage(
         from goldset.queries.drafting import draft_answers
         from goldset.queries.intake import import_queries
 
-        imported = import_queries(queries, ctx)
         wanted = {q.question for q in rep.uncovered}
-        ids = [q.id for q in imported.questions if q.question in wanted]
+        known = import_queries(queries, ctx).questions if queries is not None else [m.question for m in rep.matches]
+        ids = [q.id for q in known if q.question in wanted]
         drafted = draft_answers(ctx, questions=ids)
         shown.print(
             f"drafted {drafted.answered} answer(s), {drafted.unanswerable} unanswerable, {drafted.rejected} "

@@ -27,7 +27,7 @@ from goldset.context import Context
 from goldset.dataset import golden_ids
 from goldset.errors import InputError
 from goldset.filters.textsim import token_set
-from goldset.queries.intake import import_queries
+from goldset.queries.intake import import_queries, queries_path, read_queries
 from goldset.queries.settings import QueriesSettings
 from goldset.schema.coverage import CoverageCluster, CoverageMatch, CoverageRecord
 from goldset.schema.queries import RealQuestion
@@ -154,8 +154,38 @@ def _cosine(a: list[float], b: list[float]) -> float:
 #: Question words and CJK function characters: never a cluster's topic word.
 _NOT_TOPICS = frozenset(
     ("what", "which", "does", "when", "where", "with", "that", "this", "have", "from", "your", "there", "about",
-     "would", "could", "should", *"的了么怎我你吗是在有如何什哪为能可以样个这那和吧呢要会请问")
+     "would", "could", "should", *"的了么怎我你吗是在有如何什哪为能可以样个这那和吧呢要会")
 )  # fmt: skip
+#: Two-character words that say "a question", not what it is about.
+_NOT_TOPIC_WORDS = frozenset(("请问", "问题", "一下", "知道", "想问"))
+
+
+_CJK_RUN = re.compile(r"[\u4e00-\u9fff\u3040-\u30ff\uac00-\ud7af]{2,}")
+
+
+def _topic(questions: list[str]) -> str:
+    """Up to three words the cluster's questions share most: English words of four letters or more, and for CJK
+    text (no spaces, one token a character) two-character words, e.g. 上传 文件 of 怎么上传文件 (not 上 件 传), none
+    holding a question or function character, none overlapping one already taken. Ties go to the earliest in the
+    first question, then to the word, never to set order (which changes with the interpreter's hash seed)."""
+    words: Counter[str] = Counter()
+    first = re.sub(r"\[[a-z]+\]", " ", questions[0]).lower()
+    for question in questions:
+        text = re.sub(r"\[[a-z]+\]", " ", question).lower()  # a redaction mark ([email]) is no topic
+        found = {t for t in token_set(text) if t.isascii() and len(t) > 3 and t not in _NOT_TOPICS}
+        for run in _CJK_RUN.findall(text):
+            pairs = (run[i : i + 2] for i in range(len(run) - 1))
+            found.update(b for b in pairs if b not in _NOT_TOPIC_WORDS and not _NOT_TOPICS.intersection(b))
+        words.update(found)
+    ranked = sorted(words, key=lambda w: (-words[w], first.find(w) % (len(first) + 1), w))
+    chosen: list[str] = []
+    for w in ranked:
+        if len(chosen) == 3:
+            break
+        if not w.isascii() and any(c[-1] == w[0] or c[0] == w[-1] for c in chosen if not c.isascii()):
+            continue  # 传文 after 上传 and 文件: a window across two words
+        chosen.append(w)
+    return " ".join(sorted(chosen, key=lambda w: (first.find(w) % (len(first) + 1), w)))
 
 
 def _clusters(questions: list[RealQuestion], similarity: float, examples: int) -> list[Cluster]:
@@ -170,28 +200,23 @@ def _clusters(questions: list[RealQuestion], similarity: float, examples: int) -
             groups.append((tokens, [q]))
     out = []
     for _, members in groups:
-        words: Counter[str] = Counter()
-        for q in members:
-            text = re.sub(r"\[[a-z]+\]", " ", q.question)  # a redaction mark ([email]) is no topic
-            words.update(t for t in token_set(text) if (len(t) > 3 or not t.isascii()) and t not in _NOT_TOPICS)
-        # ties in word order, not in set order (which changes with the interpreter's hash seed)
-        top = sorted(words.items(), key=lambda kv: (-kv[1], kv[0]))[:3]
-        topic = " ".join(w for w, _ in top) or members[0].question[:40]
+        topic = _topic([q.question for q in members]) or members[0].question[:40]
         out.append(Cluster(topic, members, [q.question for q in members[:examples]]))
     out.sort(key=lambda c: -c.asked)
     return out
 
 
 def coverage(
-    queries: str | Path,
+    queries: str | Path | None = None,
     ws: WorkspaceLike | Context = None,
     *,
     dataset: str | Path | None = None,
     threshold: float | None = None,
     store: bool = True,
 ) -> CoverageReport:
-    """Which real questions of ``queries`` (a file as ``goldset import --format queries`` reads it) the golden set
-    of ``dataset`` (a folder or a release such as ``v1.2.0``; default the workspace's data) covers.
+    """Which real questions of ``queries`` (a file as ``goldset import --format queries`` reads it; None: the
+    questions imported into the workspace before) the golden set of ``dataset`` (a folder or a release such as
+    ``v1.2.0``; default the workspace's data) covers.
 
     Embeddings when the generation endpoint has an embedding model, lexical otherwise; ``threshold`` replaces the
     method's setting. With ``store`` (and a workspace) the result is kept as the coverage of that dataset's content
@@ -203,7 +228,19 @@ def coverage(
 
     ctx = Context.of(ws)
     settings = ctx.section(QueriesSettings)
-    read = import_queries(queries, ctx, store=False)
+    if queries is not None:
+        read = import_queries(queries, ctx, store=False)
+        real, redacted, source = read.questions, read.redacted, str(queries)
+    else:
+        stored = read_queries(ctx.workspace)
+        if not stored:
+            raise InputError(
+                f"{queries_path(ctx.workspace)}: no real questions imported; run `goldset import --format queries "
+                "FILE` first, or pass the file (--queries FILE)"
+            )
+        real = sorted(stored, key=lambda q: (-q.count, q.id))
+        redacted = dict(sorted(sum((Counter(q.redacted) for q in stored), Counter()).items()))
+        source = str(queries_path(ctx.workspace))
     if dataset is not None:
         from goldset.evaluation.datasets import resolve_dataset
 
@@ -221,11 +258,10 @@ def coverage(
     if threshold is None:
         threshold = settings.embedding_threshold if endpoint is not None else settings.lexical_threshold
     report = CoverageReport(
-        str(queries), label, method, threshold, len(golden), redacted=read.redacted,
+        source, label, method, threshold, len(golden), redacted=redacted,
         dataset_version=data.manifest.version if data.manifest else None, manifest_hash=dataset_fingerprint(data),
         embedding_model=endpoint.embedding_model if endpoint is not None else None,
     )  # fmt: skip
-    real = read.questions
     if endpoint is not None:
         from goldset.llm import session
 
