@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import gc
+import multiprocessing
+import os
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from goldset.filters.base import CheckSettings, CheckSpec
+from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, Severity, make_result
 from goldset.filters.incremental import current, field_hashes, fields_read, input_hash, settings_hash
 from goldset.filters.registry import CHECKS
 from goldset.filters.run_state import FilterRun
@@ -13,6 +18,8 @@ from goldset.schema import CheckResult, QAPair
 
 #: Verdicts between two progress updates.
 _PROGRESS_EVERY = 500
+#: Fewer verdicts to make than this: computed in this process by default (forking would cost more than it saves).
+_MIN_PARALLEL = 2000
 
 
 def run_pair_checks(run: FilterRun, pairs: list[QAPair]) -> None:
@@ -50,24 +57,94 @@ def run_pair_checks(run: FilterRun, pairs: list[QAPair]) -> None:
         name: _kb_sentences(run, CHECKS[name], check_settings[name], [pairs[i] for i, s, _ in todo if s.name == name])
         for name in kb_wide
     }
+    job = _Job(pairs, run.chunks, todo, check_settings, kb_wide, kb_sentences)
     total = len(todo)
     new_checks: dict[int, dict[str, CheckResult]] = {}
-    for done, (idx, spec, i_hash) in enumerate(todo, start=1):
-        pair = pairs[idx]
-        st = check_settings[spec.name]
-        if spec.name in kb_wide and spec.kb_sentences is not None:
-            res = spec.kb_sentences.check(pair, run.chunks, st, kb_sentences[spec.name].get(pair.id, ()))
-        elif spec.func is not None:
-            res = spec.func(pair, run.chunks, st)
-        else:  # a registry entry of kind "pair" always has a function
-            raise TypeError(f"pair check {spec.name!r} has no function")
-        res.settings_hash, res.input_hash = s_hashes[spec.name], i_hash  # a fresh result of ours: set in place
-        new_checks.setdefault(idx, {})[spec.name] = res
-        run.report.computed += 1
-        if done % _PROGRESS_EVERY == 0 or done == total:
-            run.tell("checks", done, total)
+    done = 0
+    for start, values in _verdicts(job, _workers(run.settings.workers, total)):
+        for (idx, spec, i_hash), v in zip(todo[start : start + len(values)], values, strict=True):
+            # a fresh result of ours, its hashes set as it is made
+            res = make_result(*v, settings_hash=s_hashes[spec.name], input_hash=i_hash)
+            new_checks.setdefault(idx, {})[spec.name] = res
+        done += len(values)
+        run.report.computed += len(values)
+        run.tell("checks", done, total)
     for idx, results in new_checks.items():  # one copy per pair, not one per check
         pairs[idx] = pairs[idx].model_copy(update={"checks": {**pairs[idx].checks, **results}})
+
+
+#: A verdict as a worker sends it: passed, score, reason, severity, duplicate_of, checked_at (plain values).
+_Values = tuple[bool, float | None, str, Severity, str | None, datetime]
+
+
+@dataclass
+class _Job:
+    """What computing the verdicts of ``todo`` reads; a forked worker inherits it (nothing of it is sent)."""
+
+    pairs: list[QAPair]
+    chunks: ChunkMap
+    todo: list[tuple[int, CheckSpec[Any], str]]
+    check_settings: dict[str, CheckSettings]
+    kb_wide: set[str]
+    kb_sentences: dict[str, dict[str, list[str]]]
+
+
+def _workers(setting: int | None, total: int) -> int:
+    """How many processes compute ``total`` verdicts: ``setting``, or by default up to 2 (CPUs permitting) from
+    :data:`_MIN_PARALLEL` verdicts on; 1 without the 'fork' start method (the workers inherit the job)."""
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return 1
+    if setting is not None:
+        return setting
+    return min(2, os.cpu_count() or 1) if total >= _MIN_PARALLEL else 1
+
+
+def _verdicts(job: _Job, workers: int) -> Iterator[tuple[int, list[_Values]]]:
+    """The values of the verdicts of ``job.todo`` in batches of :data:`_PROGRESS_EVERY`, in order, as
+    ``(start, values)``: computed here (1 worker) or in forked worker processes. A check's exception in a worker
+    is raised here (pickled back: the same type and message)."""
+    spans = [(a, min(a + _PROGRESS_EVERY, len(job.todo))) for a in range(0, len(job.todo), _PROGRESS_EVERY)]
+    if workers <= 1 or len(spans) <= 1:
+        for a, b in spans:
+            yield a, _compute(job, a, b)
+        return
+    global _JOB
+    _JOB = job
+    gc.freeze()  # the workers' collections then leave the inherited objects (and their pages) alone
+    try:
+        with multiprocessing.get_context("fork").Pool(min(workers, len(spans))) as pool:
+            for (a, _), values in zip(spans, pool.imap(_compute_span, spans), strict=True):
+                yield a, values
+    finally:
+        gc.unfreeze()
+        _JOB = None
+
+
+#: The job the forked workers compute (set by the parent just before forking them).
+_JOB: _Job | None = None
+
+
+def _compute_span(span: tuple[int, int]) -> list[_Values]:
+    """In a worker: the values of the verdicts ``todo[a:b]`` of the inherited job."""
+    if _JOB is None:  # only ever called in a worker forked with the job set
+        raise RuntimeError("no pair-check job in this worker")
+    return _compute(_JOB, *span)
+
+
+def _compute(job: _Job, a: int, b: int) -> list[_Values]:
+    """The values of the verdicts ``job.todo[a:b]``."""
+    out: list[_Values] = []
+    for idx, spec, _ in job.todo[a:b]:
+        pair = job.pairs[idx]
+        st = job.check_settings[spec.name]
+        if spec.name in job.kb_wide and spec.kb_sentences is not None:
+            res = spec.kb_sentences.check(pair, job.chunks, st, job.kb_sentences[spec.name].get(pair.id, ()))
+        elif spec.func is not None:
+            res = spec.func(pair, job.chunks, st)
+        else:  # a registry entry of kind "pair" always has a function
+            raise TypeError(f"pair check {spec.name!r} has no function")
+        out.append((res.passed, res.score, res.reason, res.severity, res.duplicate_of, res.checked_at))
+    return out
 
 
 def _kb_sentences(
