@@ -11,7 +11,7 @@ import pytest
 
 from goldset.filters.base import CheckSettings, CheckSpec, make_result, result
 from goldset.filters.registry import CHECKS
-from goldset.filters.report import FilterReport
+from goldset.filters.report import CheckCounts, FilterReport
 from goldset.filters.run_state import FilterRun
 from goldset.filters.settings import FilterSettings
 from goldset.filters.stage_pair_checks import run_pair_checks
@@ -51,8 +51,9 @@ def _run(tmp_path: Path, pairs: list[QAPair], workers: int, names: list[str] | N
     events: list[Progress] = []
     settings = FilterSettings(workers=workers)
     names = names or [n for n, s in CHECKS.items() if s.kind == "pair"]
+    report = FilterReport(per_check={name: CheckCounts() for name in names})
     run = FilterRun(
-        ws=Workspace(tmp_path), settings=settings, names=names, chunks=fixture_chunks(), report=FilterReport(),
+        ws=Workspace(tmp_path), settings=settings, names=names, chunks=fixture_chunks(), report=report,
         progress=events.append,
     )  # fmt: skip
     out = list(pairs)
@@ -62,16 +63,21 @@ def _run(tmp_path: Path, pairs: list[QAPair], workers: int, names: list[str] | N
 
 @needs_fork
 def test_two_workers_make_the_verdicts_of_one(tmp_path: Path) -> None:
-    pairs = _generated_pairs(400)
+    pairs = _generated_pairs(2500)  # input hashes in 2 spans of pairs, verdicts in many batches of 500
     one, events_one, report_one = _run(tmp_path, pairs, workers=1)
     two, events_two, report_two = _run(tmp_path, pairs, workers=2)
-    assert report_one.computed == report_two.computed >= 3000  # several batches of 500: the workers share them
+    assert report_one.computed == report_two.computed >= 20000
     # every verdict the same, checked_at aside (the second run may be a second later)
     dump = [p.model_dump_json(exclude={"checks": {"__all__": {"checked_at"}}}) for p in one]
     assert dump == [p.model_dump_json(exclude={"checks": {"__all__": {"checked_at"}}}) for p in two]
     assert len({(c.passed, c.reason) for p in two for c in p.checks.values()}) > 20  # varied verdicts
     assert [(e.done, e.total) for e in events_one] == [(e.done, e.total) for e in events_two]
     assert events_two[-1].done == events_two[-1].total == report_two.computed
+    # the input hashes the workers computed are the ones a re-run (in one process) finds: nothing to compute
+    _, _, again = _run(tmp_path, two, workers=1)
+    assert (again.computed, again.reused) == (0, report_two.computed)
+    _, _, again = _run(tmp_path, one, workers=2)
+    assert (again.computed, again.reused) == (0, report_one.computed)
 
 
 class _Boom(Exception):

@@ -5,10 +5,11 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, Severity, make_result
 from goldset.filters.incremental import current, field_hashes, fields_read, input_hash, settings_hash
@@ -20,6 +21,10 @@ from goldset.schema import CheckResult, QAPair
 _PROGRESS_EVERY = 500
 #: Fewer verdicts to make than this: computed in this process by default (forking would cost more than it saves).
 _MIN_PARALLEL = 2000
+#: Pairs whose input hashes one worker task computes.
+_HASH_SPAN = 2000
+
+T = TypeVar("T")
 
 
 def run_pair_checks(run: FilterRun, pairs: list[QAPair]) -> None:
@@ -37,21 +42,32 @@ def run_pair_checks(run: FilterRun, pairs: list[QAPair]) -> None:
     }
     extra = {"kb": run.kb_hash} if kb_wide else {}
     needed = set().union(*(fields_read(spec) for spec in specs))
-    todo: list[tuple[int, CheckSpec[Any], str]] = []
     # Checks reading the same fields have the same input hash: computed once per pair for each such group.
     shapes = {spec.name: (spec.reads, spec.uses_chunks, spec.name in kb_wide) for spec in specs}
-    for idx, pair in enumerate(pairs):
-        fields = field_hashes(pair, run.chunks, needed)
-        hashes: dict[tuple[tuple[str, ...], bool, bool], str] = {}
-        for spec in specs:
-            shape = shapes[spec.name]
-            i_hash = hashes.get(shape) or hashes.setdefault(
-                shape, input_hash(spec, pair, run.chunks, extra if shape[2] else None, fields)
-            )
-            if current(pair, spec.name, s_hashes[spec.name], i_hash) is not None:
-                run.report.reuse(spec.name)
-            else:
-                todo.append((idx, spec, i_hash))
+
+    def hash_span(a: int, b: int) -> list[tuple[str, ...]]:
+        """The input hash of each check (in ``specs`` order) on each of ``pairs[a:b]``."""
+        out: list[tuple[str, ...]] = []
+        for pair in pairs[a:b]:
+            fields = field_hashes(pair, run.chunks, needed)
+            hashes: dict[tuple[tuple[str, ...], bool, bool], str] = {}
+            for spec in specs:
+                shape = shapes[spec.name]
+                if shape not in hashes:
+                    hashes[shape] = input_hash(spec, pair, run.chunks, extra if shape[2] else None, fields)
+            out.append(tuple(hashes[shapes[spec.name]] for spec in specs))
+        return out
+
+    todo: list[tuple[int, CheckSpec[Any], str]] = []
+    hash_workers = _workers(run.settings.workers, len(pairs) * len(specs))
+    for start, rows in _in_workers(hash_span, len(pairs), _HASH_SPAN, hash_workers):
+        for idx, row in enumerate(rows, start=start):
+            pair = pairs[idx]
+            for spec, i_hash in zip(specs, row, strict=True):
+                if current(pair, spec.name, s_hashes[spec.name], i_hash) is not None:
+                    run.report.reuse(spec.name)
+                else:
+                    todo.append((idx, spec, i_hash))
     # KB sentences are looked up only for the pairs whose verdict must be computed, in one batch per check.
     kb_sentences = {
         name: _kb_sentences(run, CHECKS[name], check_settings[name], [pairs[i] for i, s, _ in todo if s.name == name])
@@ -101,34 +117,40 @@ def _workers(setting: int | None, total: int) -> int:
 
 def _verdicts(job: _Job, workers: int) -> Iterator[tuple[int, list[_Values]]]:
     """The values of the verdicts of ``job.todo`` in batches of :data:`_PROGRESS_EVERY`, in order, as
-    ``(start, values)``: computed here (1 worker) or in forked worker processes. A check's exception in a worker
-    is raised here (pickled back: the same type and message)."""
-    spans = [(a, min(a + _PROGRESS_EVERY, len(job.todo))) for a in range(0, len(job.todo), _PROGRESS_EVERY)]
+    ``(start, values)`` (see :func:`_in_workers`)."""
+    return _in_workers(partial(_compute, job), len(job.todo), _PROGRESS_EVERY, workers)
+
+
+def _in_workers(task: Callable[[int, int], list[T]], n: int, step: int, workers: int) -> Iterator[tuple[int, list[T]]]:
+    """``task(a, b)`` over ``range(n)`` in spans of ``step``, as ``(a, its results)`` in order: computed here (1
+    worker) or in forked worker processes, which inherit ``task`` and what it reads (only the spans and the plain
+    results are sent). An exception in a worker is raised here (pickled back: the same type and message)."""
+    spans = [(a, min(a + step, n)) for a in range(0, n, step)]
     if workers <= 1 or len(spans) <= 1:
         for a, b in spans:
-            yield a, _compute(job, a, b)
+            yield a, task(a, b)
         return
-    global _JOB
-    _JOB = job
+    global _TASK
+    _TASK = task
     gc.freeze()  # the workers' collections then leave the inherited objects (and their pages) alone
     try:
         with multiprocessing.get_context("fork").Pool(min(workers, len(spans))) as pool:
-            for (a, _), values in zip(spans, pool.imap(_compute_span, spans), strict=True):
+            for (a, _), values in zip(spans, pool.imap(_run_span, spans), strict=True):
                 yield a, values
     finally:
         gc.unfreeze()
-        _JOB = None
+        _TASK = None
 
 
-#: The job the forked workers compute (set by the parent just before forking them).
-_JOB: _Job | None = None
+#: The task the forked workers run (set by the parent just before forking them).
+_TASK: Callable[[int, int], list[Any]] | None = None
 
 
-def _compute_span(span: tuple[int, int]) -> list[_Values]:
-    """In a worker: the values of the verdicts ``todo[a:b]`` of the inherited job."""
-    if _JOB is None:  # only ever called in a worker forked with the job set
-        raise RuntimeError("no pair-check job in this worker")
-    return _compute(_JOB, *span)
+def _run_span(span: tuple[int, int]) -> list[Any]:
+    """In a worker: the inherited task on one span."""
+    if _TASK is None:  # only ever called in a worker forked with the task set
+        raise RuntimeError("no pair-check task in this worker")
+    return _TASK(*span)
 
 
 def _compute(job: _Job, a: int, b: int) -> list[_Values]:
