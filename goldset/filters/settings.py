@@ -74,7 +74,7 @@ class FilterSettings(BaseModel):
         None,
         ge=1,
         description="Processes computing the pair checks (1: in this process; default: up to 2, as many as there "
-        "are CPUs, when at least 2,000 verdicts are to be made; needs the 'fork' start method, else 1). "
+        "are CPUs, when at least 2,000 verdicts are to be checked or made; needs the 'fork' start method, else 1). "
         "The verdicts do not depend on it.",
     )
 
