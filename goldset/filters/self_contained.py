@@ -19,6 +19,7 @@ from pydantic import Field, model_validator
 
 from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, Severity, verdict
 from goldset.schema import CheckResult, QAPair
+from goldset.text import has_cjk
 
 NAME = "self_contained"
 
@@ -31,8 +32,9 @@ _ZH_START = r"(?:(?<![\u4e00-\u9fff])|(?<=[在据如从按由于见照就同与�
 _ZH_SAY = r"(?:提到|提及|说|讲|指出|所述|所说|所示|描述|介绍|给出|列出|认为|强调|写道|表示|举的|中|里)"
 _ZH_TEXT = r"(?:文章|文本|段落|材料|文档|内容|资料|上下文|短文|篇章|原文)"
 
-DEFAULT_PATTERNS = [
-    # English
+#: The English default patterns; none can match a text without CJK characters of the Chinese ones below, so on such
+#: a text (most of an English dataset) only these are searched while the patterns are the defaults.
+EN_PATTERNS = [
     r"\b(?:according to|based on|per|as per|from what) (?:the|this|that) "
     rf"(?:given |above |provided |following )?{_DOC}\b(?! of\b)",
     r"\b(?:in|from|within) (?:the|this) (?:given |above |provided |following )?"
@@ -47,7 +49,9 @@ DEFAULT_PATTERNS = [
     r"\b(?:the|this) (?:authors?|writers?)\b(?!\s+of\b)",
     r"\b(?:does |do |did )?the (?:text|passage|excerpt|snippet|paragraph|chunk|article|section|page|context) "
     r"(?:says?|said|states?|stated|mentions?|notes?|explains?|describes?|suggests?|shows?|lists?|claims?|tells?)\b",
-    # Chinese
+]
+#: The Chinese default patterns: each alternative needs a CJK character (``goldset.text.has_cjk``) to match.
+ZH_PATTERNS = [
     rf"(?:根据|依据|按照|参考|结合|基于|据)(?:这|该|本|此|上面的?|上述|以上|所给的?|给出的|提供的|给定的?)?[篇段份]?{_ZH_TEXT}",
     rf"{_ZH_START}文中|文中{_ZH_SAY}",
     rf"{_ZH_START}(?:上文|前文|下文)|(?<![线网])(?:上文|前文){_ZH_SAY}",
@@ -60,6 +64,9 @@ DEFAULT_PATTERNS = [
     r"(?:上面|下面|前面|上方|下方|以上|以下)的?(?:例子|示例|代码|表格|列表|段落|文字|内容|说明|介绍|描述|材料)|上例|下例",
     r"给定(?:的)?(?:文本|段落|材料|内容|文档|上下文)",
 ]
+DEFAULT_PATTERNS = EN_PATTERNS + ZH_PATTERNS
+_DEFAULT = tuple(DEFAULT_PATTERNS)
+_EN = tuple(EN_PATTERNS)
 
 
 class Settings(CheckSettings):
@@ -125,11 +132,15 @@ def _merged(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
 def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:
     """Fail (flag, by default) a question or answer that refers to its source."""
     fields = [("question", pair.question)] + ([("answer", pair.answer)] if settings.check_answer else [])
-    quick = settings.any_pattern()
+    patterns = tuple(settings.patterns)
     for field, text in fields:
+        # the default list on a text without CJK: its English patterns (first in the list) are the ones that can
+        # match it, so the first match found among them is the list's first match
+        searched = _EN if patterns == _DEFAULT and not has_cjk(text) else patterns
+        quick = _merged(searched)
         if quick is not None and quick.search(text) is None:
             continue
-        for pattern in settings.compiled():
+        for pattern in _compiled(searched):
             m = pattern.search(text)
             if m:
                 why = f"{field} refers to its source ({m.group(0)!r}); it must stand alone"

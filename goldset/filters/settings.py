@@ -70,6 +70,14 @@ class FilterSettings(BaseModel):
         "generation or an expert already rejected (default: no call is made on such a pair).",
     )
 
+    workers: int | None = Field(
+        None,
+        ge=1,
+        description="Processes computing the pair checks (1: in this process; default: up to 2, as many as there "
+        "are CPUs, when at least 2,000 verdicts are to be checked or made; needs the 'fork' start method, else 1). "
+        "The verdicts do not depend on it.",
+    )
+
     @field_validator("checks", mode="before")
     @classmethod
     def _parse_checks(cls, value: Any) -> dict[str, CheckSettings]:
@@ -114,4 +122,3 @@ class FilterSettings(BaseModel):
         spec = get(check) if isinstance(check, str) else check
         got = self.checks.get(spec.name)
         return got if isinstance(got, spec.settings_model) else spec.settings_model()
-

@@ -20,10 +20,11 @@ from pydantic import Field, model_validator
 from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, Severity, verdict
 from goldset.generation.keypoints import key_points
 from goldset.schema import CheckResult, QAPair, QuestionType
+from goldset.text import has_cjk
 
 NAME = "type_plausible"
 
-REFUSAL = (
+REFUSAL_EN = (
     r"(?:\bnot|n't) (?:be |been |yet )?(?:mentioned|covered|specified|stated|documented|described|provided|discussed|"
     r"included|given|explained|addressed|listed|answer(?:ed|able))\b|"
     r"\b(?:does|do|did|is|are|was|were)(?:n't| not) (?:say|mention|specify|cover|document|describe|state|explain|"
@@ -31,54 +32,72 @@ REFUSAL = (
     r"\bno (?:information|mention|details?|documentation|description|explanation)\b|"
     r"\bno\s+(?:\w+\s+){0,3}(?:is|are|was|were)\s+(?:documented|mentioned|specified|stated|given|listed|described)\b|"
     r"\bcannot be (?:answered|determined)\b|\bunanswerable\b|"
-    r"\b(?:not possible|impossible) to (?:tell|answer|determine|say)\b|\b(?:can't|cannot) (?:tell|determine)\b|"
+    r"\b(?:not possible|impossible) to (?:tell|answer|determine|say)\b|\b(?:can't|cannot) (?:tell|determine)\b"
+)
+REFUSAL_ZH = (
     r"没有提到|未提及|没有提及|没有说明|未说明|无法回答|没有相关|不包含(?:相关|这方面|此类|任何)|未涉及|没有涉及|"
     r"未提供|没有提供|无法确定|无法从|无从|无法得知|不得而知|(?:文档|资料|文中)(?:里|中)?找不到|没有记载|未记载|"
     r"没有任何(?:信息|说明|内容|介绍)|"
     r"并未(?:给出|提到|提及|说明|介绍|涉及|提供|描述|列出|包含|记载|谈及)|"
     r"(?:并)?没有(?:给出|介绍|描述|列出|谈到|讲到|说到|谈及)|未(?:给出|介绍|描述|列出|谈及)"
 )
-COMPARISON = (
+REFUSAL = REFUSAL_EN + "|" + REFUSAL_ZH
+COMPARISON_EN = (
     r"\b(?:differen(?:ces?|t|tly)|differs?|distinguish\w*|compar(?:e[ds]?|ing|ison)|versus|vs\.?|better|worse|"
     r"faster|slower|"
     r"than|between|unlike|whereas|same as|similar|prefer|preferred|instead of|rather than|or|trade-?offs?|"
-    r"pros and cons|advantages?|contrast|both)\b|"
+    r"pros and cons|advantages?|contrast|both)\b"
+)
+COMPARISON_ZH = (
     r"区别|不同|差别|差异|分别|区分|比较|相比|对比|异同|优劣|优缺点|优于|还是|而不是|哪个|哪一个|哪种|哪一种|谁更|"
     r"相同|一样|类似|相似|更(?:好|快|适合|合适|推荐|简单)|或者|选择"
 )
-PROCEDURAL = (
+COMPARISON = COMPARISON_EN + "|" + COMPARISON_ZH
+PROCEDURAL_EN = (
     r"\b(?:how|steps?|procedure|process|configure|set up|setup|install|create|implement|add|enable|declare|define|"
-    r"use|make|write|run|deploy|in order to|what do i need|what should i do)\b|"
+    r"use|make|write|run|deploy|in order to|what do i need|what should i do)\b"
+)
+PROCEDURAL_ZH = (
     r"如何|怎么|怎样|步骤|流程|配置|设置|安装|创建|实现|添加|启用|声明|定义|使用|编写|运行|部署|做法|方法|才能|用什么"
 )
-REASONING = (
+PROCEDURAL = PROCEDURAL_EN + "|" + PROCEDURAL_ZH
+REASONING_EN = (
     r"\b(?:why|what happens|happen|what would|explain|would|if|when|consequences?|effects?|reasons?|purpose|"
     r"benefits?|drawbacks?|should|mean|means|implications?|imply|risks?|cause[sd]?|result|matter|so that|"
-    r"what for|trade-?offs?|advantages?|disadvantages?)\b|"
+    r"what for|trade-?offs?|advantages?|disadvantages?)\b"
+)
+REASONING_ZH = (
     r"为什么|为何|如果|会|原因|作用|目的|好处|坏处|影响|应该|是否|意味着|意义|说明了什么|导致|结果|后果|何时|"
     r"什么时候|什么情况|有什么用|用途|代价|风险|优点|缺点|为了|原理|机制|怎么会"
 )
+REASONING = REASONING_EN + "|" + REASONING_ZH
 #: An answer naming a question's readings, or asking which one is meant.
-AMBIGUOUS = (
+AMBIGUOUS_EN = (
     r"\bdepends? (?:on )?(?:whether|which|what|if)\b|\bwhich (?:one|kind|sense|meaning|of (?:the|these|them)\b[^.?!]*)"
     r"(?: do| did| would)? you mean\b|\b(?:do|did) you mean\b|\bif (?:you|one) (?:mean|means|meant|refer)\b|"
     r"\b(?:two|three|several|multiple|different) (?:readings|meanings|interpretations|senses|things)\b|"
-    r"\b(?:could|can|may|might) (?:mean|refer to)\b|\bambiguous\b|\beither\b[^.?!]*\bor\b|"
+    r"\b(?:could|can|may|might) (?:mean|refer to)\b|\bambiguous\b|\beither\b[^.?!]*\bor\b"
+)
+AMBIGUOUS_ZH = (
     r"指.{0,40}?还是|哪一种|哪种|哪一个|哪个|取决于|要看|视.{0,12}?而定|"
     r"(?:两|几|多)种(?:情况|含义|理解|意思|解释|可能)|有歧义|不同的(?:含义|意思)|可以指|分(?:为|成)?两种"
 )
+AMBIGUOUS = AMBIGUOUS_EN + "|" + AMBIGUOUS_ZH
 #: A question asking how one would design or approach something, or what to consider.
-OPEN_ENDED = (
+OPEN_ENDED_EN = (
     r"\bhow (?:would|should|could|can|might|do|does) (?:one|you|i|we|a team|a developer)\b[^?]*\b(?:design|"
     r"approach|structure|plan|architect|organi[sz]e|build|set up|handle|choose|decide)\b|"
     r"\bwhat (?:should|must|would|do|does) (?:one|you|i|we|a team|a developer) (?:consider|keep in mind|"
     r"take into account|think about|weigh|watch out for|look out for|pay attention to)\b|"
     r"\bwhat (?:are|would be|is) (?:the )?(?:main |key |important )?(?:considerations?|factors|trade-?offs|"
     r"best practices|things to consider|aspects)\b|\b(?:considerations?|best practices|things to consider|"
-    r"design choices|design decisions)\b|\bwhat to consider\b|"
+    r"design choices|design decisions)\b|\bwhat to consider\b"
+)
+OPEN_ENDED_ZH = (
     r"如何设计|怎样设计|怎么设计|如何规划|如何组织|如何权衡|如何选择|(?:需要|应该|应当|要)(?:考虑|注意)(?:哪些|什么)|"
     r"考虑哪些|注意哪些|哪些因素|哪些方面|哪些考虑|最佳实践|注意事项|设计.{0,10}?时"
 )
+OPEN_ENDED = OPEN_ENDED_EN + "|" + OPEN_ENDED_ZH
 
 
 class Settings(CheckSettings):
@@ -121,7 +140,20 @@ def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern, re.IGNORECASE)
 
 
+#: Each default cue pattern -> its English alternatives: the Chinese ones (``*_ZH``) each need a CJK character, so
+#: on a text without one the English part finds a match exactly when the whole pattern does, in a fraction of the
+#: time (the Chinese alternatives are most of the search).
+_EN_PART = {
+    REFUSAL: REFUSAL_EN, COMPARISON: COMPARISON_EN, PROCEDURAL: PROCEDURAL_EN, REASONING: REASONING_EN,
+    AMBIGUOUS: AMBIGUOUS_EN, OPEN_ENDED: OPEN_ENDED_EN,
+}  # fmt: skip
+ZH_PARTS = (REFUSAL_ZH, COMPARISON_ZH, PROCEDURAL_ZH, REASONING_ZH, AMBIGUOUS_ZH, OPEN_ENDED_ZH)
+
+
 def _has(pattern: str, text: str) -> bool:
+    en = _EN_PART.get(pattern)
+    if en is not None and not has_cjk(text):
+        pattern = en
     return _compiled(pattern).search(text) is not None
 
 
