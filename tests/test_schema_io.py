@@ -160,3 +160,34 @@ def test_a_duplicate_id_is_refused_with_both_lines(tmp_path: Path) -> None:
     path.write_text(path.read_text(encoding="utf-8") + first.replace('"one"', '"uno"') + "\n", encoding="utf-8")
     with pytest.raises(RecordError, match=r"chunks.jsonl:3: duplicate id 'c-1' \(also on line 1\)"):
         read_jsonl(path, Chunk)
+
+
+def test_pairs_read_from_a_file_share_one_fields_set_and_serialise_the_same(tmp_path: Path) -> None:
+    from goldset.schema.base import AllFields
+
+    chunk = make_chunk("c1", "Some chunk text that is long enough.")
+    built = [make_pair(chunk, "First question?"), make_pair(chunk, "Second question?")]
+    # Built in code with some fields given: each keeps its own fields set (exclude_unset still means something).
+    assert not isinstance(built[0].model_fields_set, AllFields)
+    assert built[0].model_fields_set is not built[1].model_fields_set
+    write_jsonl(tmp_path / "p.jsonl", built)
+    a, b = read_jsonl(tmp_path / "p.jsonl", QAPair)
+    # A file writes every field: every record read shares its model's one set, its parts too.
+    assert a.model_fields_set is b.model_fields_set and a.model_fields_set == set(QAPair.model_fields)
+    assert a.evidence[0].model_fields_set is b.evidence[0].model_fields_set
+    assert a.provenance.model_fields_set is b.provenance.model_fields_set
+    assert a.review.model_fields_set is b.review.model_fields_set
+    # Copies keep sharing it; setting a field (a copy's update, an assignment) changes nothing in it.
+    c = a.model_copy(update={"status": PairStatus.passed})
+    c.tags = ["x"]
+    assert c.model_fields_set is a.model_fields_set and a.status == PairStatus.candidate and a.tags == []
+    # The records serialise exactly as they were written (with or without exclude_unset).
+    written = sorted(built, key=lambda p: p.id)
+    assert [a.model_dump_json(), b.model_dump_json()] == [p.model_dump_json() for p in written]
+    assert a.model_dump(exclude_unset=True) == a.model_dump()
+    # A change that would reach every record sharing the set is refused.
+    with pytest.raises(TypeError):
+        a.model_fields_set.discard("tags")
+    with pytest.raises(TypeError):
+        a.model_fields_set.add("not_a_field")
+    assert a.model_fields_set == set(QAPair.model_fields)

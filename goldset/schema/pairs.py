@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Literal
+from typing import Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from goldset.hashing import short_hash
-from goldset.schema.base import Record, utcnow
+from goldset.schema.base import Record, share_fields_set, utcnow
 from goldset.text import normalize
 
 
@@ -50,9 +50,15 @@ class PairStatus(StrEnum):
 
 
 class _Part(BaseModel):
-    """A part of a record (strict about unknown fields, like the record)."""
+    """A part of a record (strict about unknown fields, like the record). A complete one (read from a file) shares
+    its fields set with the others of its kind (:func:`~goldset.schema.base.share_fields_set`)."""
 
     model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="after")
+    def _share_fields_set(self) -> Self:
+        share_fields_set(self)
+        return self
 
 
 class Evidence(_Part):
@@ -199,6 +205,11 @@ class QAPair(Record):
     review: Review = Field(default_factory=Review, description="Its expert review.")
     status: PairStatus = Field(PairStatus.candidate, description="Where it stands (see PairStatus).")
     tags: list[str] = Field(default_factory=list, description="Free labels (refresh marks what it touched).")
+
+    @model_validator(mode="after")
+    def _share_fields_set(self) -> Self:  # as a part does (_Part)
+        share_fields_set(self)
+        return self
 
     @field_validator("question", "answer")
     @classmethod
