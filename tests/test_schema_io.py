@@ -191,3 +191,21 @@ def test_pairs_read_from_a_file_share_one_fields_set_and_serialise_the_same(tmp_
     with pytest.raises(TypeError):
         a.model_fields_set.add("not_a_field")
     assert a.model_fields_set == set(QAPair.model_fields)
+
+
+def test_verdicts_share_their_fields_set_and_reasons_however_built(tmp_path: Path) -> None:
+    from goldset.filters.base import result
+    from goldset.schema import CheckResult
+    from goldset.schema.base import AllFields
+
+    words = ["too", "short"]
+    a, b = result(False, 0.5, " ".join(words)), result(False, 0.25, " ".join(words))  # two equal strings
+    assert a.reason == "too short" and a.reason is b.reason  # interned: one string for every verdict saying it
+    assert isinstance(a.model_fields_set, AllFields) and a.model_fields_set is b.model_fields_set
+    c = a.model_copy(update={"input_hash": "h"})
+    assert c.model_fields_set is a.model_fields_set and a.input_hash == "" and c.input_hash == "h"
+    # Validated from JSON (a verdict read back) and built with only some fields: same value, own set when partial.
+    read = CheckResult.model_validate_json(a.model_dump_json())
+    assert read == a and read.reason is a.reason and read.model_fields_set is a.model_fields_set
+    partial = CheckResult(passed=True, reason="ok")
+    assert partial.model_fields_set == {"passed", "reason"} and not isinstance(partial.model_fields_set, AllFields)
