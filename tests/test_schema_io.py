@@ -191,6 +191,13 @@ def test_pairs_read_from_a_file_share_one_fields_set_and_serialise_the_same(tmp_
     with pytest.raises(TypeError):
         a.model_fields_set.add("not_a_field")
     assert a.model_fields_set == set(QAPair.model_fields)
+    # Deep copies and pickles are whole records of their own.
+    import copy
+    import pickle
+
+    for other in (copy.deepcopy(a), pickle.loads(pickle.dumps(a))):
+        assert other == a and other.model_dump_json() == a.model_dump_json()
+        assert other.model_fields_set == set(QAPair.model_fields)
 
 
 def test_verdicts_share_their_fields_set_and_reasons_however_built(tmp_path: Path) -> None:
