@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -328,3 +329,26 @@ def test_files_written_before_severities_still_load(ws) -> None:
                                    "input_hash": "i", "duplicate_of": None, "checked_at": "2025-01-01T00:00:00Z"}}
     old = QAPair.model_validate(line)  # fmt: skip
     assert old.checks["verbatim"].severity == "reject" and old.checks["verbatim"].rejects and old.flags == {}
+
+
+def test_a_run_output_is_the_same_from_a_fresh_file_and_an_unchanged_rerun_writes_nothing(ws, tmp_path: Path) -> None:
+    """The run keeps its pairs compact (fields sets shared, verdicts and statuses set on its own copies): what it
+    writes is what a run writes, the pairs it reads are not changed under it, and a re-run writes nothing."""
+    before = ws.pairs_path.read_bytes()
+    run_filters(ws)
+    first = ws.pairs_path.read_bytes()
+    assert first != before
+    got = _load(ws)
+    assert got["qa-para"].status == PairStatus.passed and got["qa-dup"].status == PairStatus.rejected
+    assert got["qa-dup"].checks["duplicate"].input_hash and got["qa-dup"].checks["duplicate"].settings_hash
+    mtime = ws.pairs_path.stat().st_mtime_ns
+    assert run_filters(ws).written is False
+    assert ws.pairs_path.read_bytes() == first and ws.pairs_path.stat().st_mtime_ns == mtime
+    # The same candidates in a second workspace give the same file, but for the verdicts' timestamps.
+    other = make_workspace(tmp_path / "ws2", _pairs())
+    run_filters(other)
+    strip = lambda b: [  # noqa: E731
+        {**r, "checks": {n: {**c, "checked_at": None} for n, c in r["checks"].items()}}
+        for r in map(json.loads, b.splitlines())
+    ]
+    assert strip(other.pairs_path.read_bytes()) == strip(first)

@@ -160,3 +160,59 @@ def test_a_duplicate_id_is_refused_with_both_lines(tmp_path: Path) -> None:
     path.write_text(path.read_text(encoding="utf-8") + first.replace('"one"', '"uno"') + "\n", encoding="utf-8")
     with pytest.raises(RecordError, match=r"chunks.jsonl:3: duplicate id 'c-1' \(also on line 1\)"):
         read_jsonl(path, Chunk)
+
+
+def test_pairs_read_from_a_file_share_one_fields_set_and_serialise_the_same(tmp_path: Path) -> None:
+    from goldset.schema.base import AllFields
+
+    chunk = make_chunk("c1", "Some chunk text that is long enough.")
+    built = [make_pair(chunk, "First question?"), make_pair(chunk, "Second question?")]
+    # Built in code with some fields given: each keeps its own fields set (exclude_unset still means something).
+    assert not isinstance(built[0].model_fields_set, AllFields)
+    assert built[0].model_fields_set is not built[1].model_fields_set
+    write_jsonl(tmp_path / "p.jsonl", built)
+    a, b = read_jsonl(tmp_path / "p.jsonl", QAPair)
+    # A file writes every field: every record read shares its model's one set, its parts too.
+    assert a.model_fields_set is b.model_fields_set and a.model_fields_set == set(QAPair.model_fields)
+    assert a.evidence[0].model_fields_set is b.evidence[0].model_fields_set
+    assert a.provenance.model_fields_set is b.provenance.model_fields_set
+    assert a.review.model_fields_set is b.review.model_fields_set
+    # Copies keep sharing it; setting a field (a copy's update, an assignment) changes nothing in it.
+    c = a.model_copy(update={"status": PairStatus.passed})
+    c.tags = ["x"]
+    assert c.model_fields_set is a.model_fields_set and a.status == PairStatus.candidate and a.tags == []
+    # The records serialise exactly as they were written (with or without exclude_unset).
+    written = sorted(built, key=lambda p: p.id)
+    assert [a.model_dump_json(), b.model_dump_json()] == [p.model_dump_json() for p in written]
+    assert a.model_dump(exclude_unset=True) == a.model_dump()
+    # A change that would reach every record sharing the set is refused.
+    with pytest.raises(TypeError):
+        a.model_fields_set.discard("tags")
+    with pytest.raises(TypeError):
+        a.model_fields_set.add("not_a_field")
+    assert a.model_fields_set == set(QAPair.model_fields)
+    # Deep copies and pickles are whole records of their own.
+    import copy
+    import pickle
+
+    for other in (copy.deepcopy(a), pickle.loads(pickle.dumps(a))):
+        assert other == a and other.model_dump_json() == a.model_dump_json()
+        assert other.model_fields_set == set(QAPair.model_fields)
+
+
+def test_verdicts_share_their_fields_set_and_reasons_however_built(tmp_path: Path) -> None:
+    from goldset.filters.base import result
+    from goldset.schema import CheckResult
+    from goldset.schema.base import AllFields
+
+    words = ["too", "short"]
+    a, b = result(False, 0.5, " ".join(words)), result(False, 0.25, " ".join(words))  # two equal strings
+    assert a.reason == "too short" and a.reason is b.reason  # interned: one string for every verdict saying it
+    assert isinstance(a.model_fields_set, AllFields) and a.model_fields_set is b.model_fields_set
+    c = a.model_copy(update={"input_hash": "h"})
+    assert c.model_fields_set is a.model_fields_set and a.input_hash == "" and c.input_hash == "h"
+    # Validated from JSON (a verdict read back) and built with only some fields: same value, own set when partial.
+    read = CheckResult.model_validate_json(a.model_dump_json())
+    assert read == a and read.reason is a.reason and read.model_fields_set is a.model_fields_set
+    partial = CheckResult(passed=True, reason="ok")
+    assert partial.model_fields_set == {"passed", "reason"} and not isinstance(partial.model_fields_set, AllFields)

@@ -225,7 +225,8 @@ def find(
     everyone = participants(pairs, against)
     n_own = len(pairs)
     got = strict if strict is not None else links(everyone, settings, extra_edges)
-    near_all = {i: dict(near) for i, near in got.near.items()}
+    # The judge's verdicts edit the links: on a copy (without a judge, the links are only read).
+    near_all = {i: dict(near) for i, near in got.near.items()} if judged is not None else got.near
     if judged is not None:
         for (i, j) in judged.different:
             if (i, j) not in got.identical:

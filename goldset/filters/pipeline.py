@@ -237,8 +237,10 @@ def run_filters(
             if keep_judged and old is not None and old.input_hash == groundedness_input(p, chunks, run.related):
                 names_p.add(groundedness.NAME)
             status = pair_status(p, names_p)
-            if status != p.status:
+            if status != p.status and p is original[p.id]:
                 p = p.model_copy(update={"status": status})
+            elif status != p.status:  # a stage's copy, this run's own: changed in place, not copied once more
+                p.__dict__["status"] = status
         final.append(p)
     count_verdicts(report, final, names, settings.examples, severities)
     # Stages replace a pair only to change it; a replaced one may still serialise the same (a verdict re-made
