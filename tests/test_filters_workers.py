@@ -112,6 +112,10 @@ def test_make_result_equals_model_construct() -> None:
     assert fast == slow == CheckResult.model_validate(values)
     assert fast.model_dump_json() == slow.model_dump_json()
     assert fast.model_fields_set == slow.model_fields_set
+    # and as CheckResult's post-init hook makes a complete one: the shared fields set, the reason interned
+    reason = "".join(["too ", "close"])  # a string of its own, not the literal
+    read = CheckResult.model_validate({**values, "reason": reason})
+    assert read.model_fields_set is fast.model_fields_set and read.reason is fast.reason
     assert list(fast.__dict__) == list(CheckResult.model_fields)
     fast.input_hash = "j"  # still a normal model: assignment works
     assert fast.model_dump()["input_hash"] == "j"

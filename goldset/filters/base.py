@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -12,6 +13,7 @@ from typing import Generic, Literal, Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from goldset.schema import CheckResult, Chunk, QAPair
+from goldset.schema.base import all_fields
 
 Kind = Literal["pair", "set", "llm"]
 #: What a failed check does to its pair: ``reject`` makes it rejected; ``flag`` lets it pass, marked for a closer
@@ -159,7 +161,8 @@ def make_result(
             "severity": severity,
         },
     )
-    _setattr(m, "__pydantic_fields_set__", _FIELDS_SET)
+    _setattr(m, "__pydantic_fields_set__", _FIELDS_SET)  # what CheckResult.model_post_init does, done here
+    m.__dict__["reason"] = _intern(reason)
     _setattr(m, "__pydantic_extra__", None)
     _setattr(m, "__pydantic_private__", None)
     return m
@@ -172,17 +175,17 @@ def verdict(
     return result(passed, score, reason, severity=settings.severity, duplicate_of=duplicate_of)
 
 
-#: One ``model_fields_set`` for every verdict made here (each would hold its own set of the same names): every
-#: field is given, so assigning one later (the pipeline sets the hashes) adds nothing to it.
-_FIELDS_SET = set(CheckResult.model_fields)
+#: The ``model_fields_set`` every verdict shares (:func:`goldset.schema.base.share_fields_set`): every field is
+#: given, so assigning one later (the pipeline sets the hashes) adds nothing to it.
+_FIELDS_SET = all_fields(CheckResult)
 _new = object.__new__
 _setattr = object.__setattr__
-#: The direct path of :func:`make_result` holds while CheckResult is a plain model (no post-init hook, private
-#: attributes or extra fields: what ``model_construct`` would handle besides the fields); the listed fields make
-#: sure a new field is not left out (a test compares both paths).
+_intern = sys.intern
+#: The direct path of :func:`make_result` holds while CheckResult has no private attributes or extra fields (what
+#: ``model_construct`` would handle besides the fields and the post-init hook, whose two steps make_result does
+#: itself); the listed fields make sure a new field is not left out (a test compares both paths).
 _FAST = (
-    not CheckResult.__pydantic_post_init__
-    and not CheckResult.__private_attributes__
+    not CheckResult.__private_attributes__
     and CheckResult.model_config.get("extra") != "allow"
     and list(CheckResult.model_fields)
     == ["passed", "score", "reason", "settings_hash", "input_hash", "duplicate_of", "checked_at", "severity"]

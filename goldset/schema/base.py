@@ -62,13 +62,18 @@ class AllFields(set[str]):
 def share_fields_set(model: BaseModel) -> BaseModel:
     """``model`` with its ``model_fields_set`` replaced by its class's :class:`AllFields` when every field was given
     (a model validator of the pair records calls it on every record validated)."""
-    cls = type(model)
-    shared = _ALL_FIELDS.get(cls)
-    if shared is None:
-        shared = _ALL_FIELDS[cls] = AllFields(cls.model_fields)
+    shared = all_fields(type(model))
     if len(model.__pydantic_fields_set__) == len(shared) and model.__pydantic_fields_set__ is not shared:
         object.__setattr__(model, "__pydantic_fields_set__", shared)
     return model
+
+
+def all_fields(cls: type[BaseModel]) -> AllFields:
+    """The :class:`AllFields` every complete record of ``cls`` shares."""
+    shared = _ALL_FIELDS.get(cls)
+    if shared is None:
+        shared = _ALL_FIELDS[cls] = AllFields(cls.model_fields)
+    return shared
 
 
 _ALL_FIELDS: dict[type[BaseModel], AllFields] = {}
