@@ -237,15 +237,19 @@ def run_filters(
             if keep_judged and old is not None and old.input_hash == groundedness_input(p, chunks, run.related):
                 names_p.add(groundedness.NAME)
             status = pair_status(p, names_p)
-            if status != p.status and p is original[p.id]:
+            if status != p.status and p is original[p.id] and p.id not in run.changed:
                 p = p.model_copy(update={"status": status})
-            elif status != p.status:  # a stage's copy, this run's own: changed in place, not copied once more
+            elif status != p.status:  # a stage's copy or changed in place already: changed in place
                 p.__dict__["status"] = status
+                run.changed.add(p.id)
         final.append(p)
     count_verdicts(report, final, names, settings.examples, severities)
-    # Stages replace a pair only to change it; a replaced one may still serialise the same (a verdict re-made
-    # identical): compare those alone, so an unchanged re-run serialises nothing.
-    if any(p is not original[p.id] and p.model_dump_json() != original[p.id].model_dump_json() for p in final):
+    # Stages change a pair in place (run.changed) or replace it only to change it; a replaced one may still
+    # serialise the same (a verdict re-made identical): compare those alone, so an unchanged re-run serialises
+    # nothing.
+    if run.changed or any(
+        p is not original[p.id] and p.model_dump_json() != original[p.id].model_dump_json() for p in final
+    ):
         data.write(final, sources.kept.values())
         report.written = True
     return report

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from goldset.context import Context
 from goldset.filters import duplicate_judge, duplicates
 from goldset.filters.duplicate_judge import DuplicateJudgePlan, Judged
-from goldset.filters.incremental import input_hash, same_verdict, settings_hash, with_check
+from goldset.filters.incremental import input_hash, same_verdict, settings_hash
 from goldset.filters.registry import CHECKS
 from goldset.filters.run_state import FilterRun
 from goldset.filters.status import generation_rejects, rejected_before_judges
@@ -394,8 +394,8 @@ def run_duplicates(
         if res.duplicate_of:
             groups.add(res.duplicate_of)
         # A fresh verdict of duplicates.find, this pair's alone: the hashes are set in place (a copy of each of
-        # 50,000 verdicts was ~50 MiB alive at once).
+        # 50,000 verdicts was ~50 MiB alive at once), and so is the verdict on the pair.
         res.settings_hash, res.input_hash = s_hash, input_hash(spec, pair, {})
-        live[idx] = with_check(pair, duplicates.NAME, res)
+        run.set_checks(live, idx, {duplicates.NAME: res})
         run.report.computed += 1
     run.report.duplicate_groups = len(groups)
