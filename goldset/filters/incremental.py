@@ -7,7 +7,7 @@ computes nothing and writes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from goldset.filters.base import CheckSettings, CheckSpec
@@ -24,10 +24,16 @@ def settings_hash(spec: CheckSpec[Any], settings: CheckSettings, extra: Mapping[
     return hash_obj({"v": spec.version, "s": settings.model_dump(exclude={"enabled", "severity"}), **(extra or {})})
 
 
-def field_hashes(pair: QAPair, chunks: Mapping[str, Chunk], needed: Collection[str] | None = None) -> dict[str, str]:
+def field_hashes(
+    pair: QAPair,
+    chunks: Mapping[str, Chunk],
+    needed: Collection[str] | None = None,
+    memo: dict[tuple[str, ...], tuple[str, str]] | None = None,
+) -> dict[str, str]:
     """One hash per pair field a check may read, computed once per pair (``needed``: only these); each check's
     input hash combines the ones it reads. ``chunks``: the evidence chunks' content; ``cited_chunks``: also
-    whether each is in the KB and its document (what the evidence check reads)."""
+    whether each is in the KB and its document (what the evidence check reads). ``memo``: the two chunk hashes
+    by cited chunk ids, for many pairs over the same ``chunks`` (pairs share chunks: one run's dict)."""
     out: dict[str, str] = {}
     want = FIELDS if needed is None else needed
     if "question" in want:
@@ -37,14 +43,29 @@ def field_hashes(pair: QAPair, chunks: Mapping[str, Chunk], needed: Collection[s
     if "question_type" in want:
         out["question_type"] = pair.question_type.value
     if "evidence" in want:
-        out["evidence"] = hash_obj([e.model_dump() for e in pair.evidence])
-    if "chunks" in want:
-        out["chunks"] = hash_obj([(cid, chunks[cid].content_hash if cid in chunks else None) for cid in pair.chunk_ids])
-    if "cited_chunks" in want:  # ids, content and documents; a plain join hashes ~5x faster than canonical JSON
-        cited = ((cid, chunks.get(cid)) for cid in pair.chunk_ids)
-        parts = (f"{cid}\x1e{c.content_hash}\x1e{c.doc_id}" if c else cid for cid, c in cited)
-        out["cited_chunks"] = short_hash("\x1f".join(parts))
+        # canonical JSON of each Evidence's model_dump(), which for its plain str fields is its __dict__
+        out["evidence"] = hash_obj([e.__dict__ for e in pair.evidence])
+    if "chunks" in want or "cited_chunks" in want:
+        ids = tuple(pair.chunk_ids)
+        got = memo.get(ids) if memo is not None else None
+        if got is None:
+            got = _chunk_hashes(ids, chunks)
+            if memo is not None:
+                memo[ids] = got
+        if "chunks" in want:
+            out["chunks"] = got[0]
+        if "cited_chunks" in want:
+            out["cited_chunks"] = got[1]
     return out
+
+
+def _chunk_hashes(ids: tuple[str, ...], chunks: Mapping[str, Chunk]) -> tuple[str, str]:
+    """The ``chunks`` and ``cited_chunks`` field hashes of evidence citing chunks ``ids`` (sorted)."""
+    cited = [(cid, chunks.get(cid)) for cid in ids]
+    content = hash_obj([(cid, c.content_hash if c is not None else None) for cid, c in cited])
+    # ids, content and documents; a plain join hashes ~5x faster than canonical JSON
+    parts = (f"{cid}\x1e{c.content_hash}\x1e{c.doc_id}" if c else cid for cid, c in cited)
+    return content, short_hash("\x1f".join(parts))
 
 
 def fields_read(spec: CheckSpec[Any]) -> set[str]:
@@ -61,11 +82,19 @@ def input_hash(
 ) -> str:
     """Hash of what ``spec`` reads of ``pair`` (``fields``: :func:`field_hashes` already computed) and ``extra``."""
     fields = fields if fields is not None else field_hashes(pair, chunks, fields_read(spec))
-    parts = [f"{name}={fields[name]}" for name in spec.reads]
-    if spec.uses_chunks:
-        parts.append(f"chunks={fields['chunks']}")
-    parts.extend(f"{k}={v}" for k, v in sorted((extra or {}).items()))
-    return short_hash("\x1f".join(parts))
+    return input_hasher(spec, extra)(fields)
+
+
+def input_hasher(spec: CheckSpec[Any], extra: Mapping[str, Any] | None = None) -> Callable[[Mapping[str, str]], str]:
+    """:func:`input_hash` of ``spec`` and ``extra`` as a function of a pair's field hashes: the names it reads and
+    the text of ``extra`` put together once, for many pairs."""
+    names = [*spec.reads, *(("chunks",) if spec.uses_chunks else ())]
+    tail = [f"{k}={v}" for k, v in sorted((extra or {}).items())]
+
+    def of(fields: Mapping[str, str]) -> str:
+        return short_hash("\x1f".join([*[f"{name}={fields[name]}" for name in names], *tail]))
+
+    return of
 
 
 def kb_hash(chunks: Mapping[str, Chunk]) -> str:
