@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from goldset.filters import duplicates
 from goldset.filters.base import CheckSettings, CheckSpec, make_result, result
 from goldset.filters.registry import CHECKS
 from goldset.filters.report import CheckCounts, FilterReport
@@ -47,7 +48,9 @@ def _generated_pairs(n: int) -> list[QAPair]:
     return out
 
 
-def _run(tmp_path: Path, pairs: list[QAPair], workers: int, names: list[str] | None = None):
+def _run(
+    tmp_path: Path, pairs: list[QAPair], workers: int, names: list[str] | None = None, meanwhile=None, got=None
+):
     events: list[Progress] = []
     settings = FilterSettings(workers=workers)
     names = names or [n for n, s in CHECKS.items() if s.kind == "pair"]
@@ -57,7 +60,9 @@ def _run(tmp_path: Path, pairs: list[QAPair], workers: int, names: list[str] | N
         progress=events.append,
     )  # fmt: skip
     out = [p.model_copy() for p in pairs]  # the stage gives the pairs their verdicts in place
-    run_pair_checks(run, out)
+    ahead = run_pair_checks(run, out, meanwhile=meanwhile)
+    if got is not None:
+        got.append(ahead)
     return out, events, run.report
 
 
@@ -79,6 +84,25 @@ def test_two_workers_make_the_verdicts_of_one(tmp_path: Path) -> None:
     assert (again.computed, again.reused) == (0, report_two.computed)
     _, _, again = _run(tmp_path, one, workers=2)
     assert (again.computed, again.reused) == (0, report_one.computed)
+
+
+@pytest.mark.parametrize("workers", [1, pytest.param(2, marks=needs_fork)])
+def test_work_of_a_later_stage_is_done_meanwhile_and_returned(tmp_path: Path, workers: int) -> None:
+    pairs = _generated_pairs(2500)
+    calls: list[int] = []
+    got: list[object] = []
+
+    def later() -> str:
+        calls.append(len(calls))
+        return "links"
+
+    checked, _, report = _run(tmp_path, pairs, workers=workers, meanwhile=later, got=got)
+    assert calls == [0] and got == ["links"]
+    assert report.computed == 2500 * len([s for s in CHECKS.values() if s.kind == "pair"])
+    assert all(p.checks for p in checked)
+    # no check to run: the later stage's work is still done
+    _run(tmp_path, pairs[:3], workers=workers, names=[duplicates.NAME], meanwhile=later, got=got)
+    assert calls == [0, 1] and got[-1] == "links"
 
 
 class _Boom(Exception):

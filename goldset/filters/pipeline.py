@@ -12,6 +12,7 @@ stale) get their checks recorded but keep their status; retired pairs are left a
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -184,8 +185,14 @@ def run_filters(
     run = FilterRun(ws=ws, settings=settings, names=names, chunks=chunks, report=report, progress=progress)
 
     # 4. Pair checks (pure, fast); a verdict per check per pair, no cycles: the collector paused as for reading.
+    #    The lexical links among the questions (what the duplicates start from) need no verdict: computed here
+    #    while the pair checks' workers run, unless embeddings or the judge's journal add links to them.
+    links_ahead = None
+    if duplicates.NAME in names and semantic_endpoint is None and dup_replay is None:
+        everyone = duplicates.participants(live, against_pairs)
+        links_ahead = partial(duplicates.links, everyone, settings.for_check(duplicates.SPEC))
     with paused_gc():
-        run_pair_checks(run, live)
+        strict = run_pair_checks(run, live, meanwhile=links_ahead)
     #    The verbatim check's borderline band decided by the copy judge (before the duplicates rank the pairs).
     import asyncio
 
@@ -205,6 +212,7 @@ def run_filters(
                 semantic_endpoint=semantic_endpoint,
                 judge_plan=dup_judge,
                 replay_plan=dup_replay,
+                strict=strict,
             )
         )
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from goldset.context import Context
 from goldset.filters import duplicate_judge, duplicates
 from goldset.filters.duplicate_judge import DuplicateJudgePlan, Judged
-from goldset.filters.incremental import input_hash, same_verdict, settings_hash
+from goldset.filters.incremental import field_hashes, fields_read, input_hasher, same_verdict, settings_hash
 from goldset.filters.registry import CHECKS
 from goldset.filters.run_state import FilterRun
 from goldset.filters.status import generation_rejects, rejected_before_judges
@@ -156,6 +156,7 @@ async def run_duplicate_stage(
     semantic_endpoint: Endpoint | None = None,
     judge_plan: DuplicateJudgePlan | None = None,
     replay_plan: DuplicateJudgePlan | None = None,
+    strict: duplicates.Links | None = None,
 ) -> None:
     """Embeddings (when semantic duplicates are on, or the judge's endpoint has an embedding model), the strict
     links, the duplicate judge on candidate pairs (when planned), then the verdicts (:func:`run_duplicates`).
@@ -164,6 +165,8 @@ async def run_duplicate_stage(
     journal holds for these candidates still count (:func:`goldset.filters.duplicate_judge.replay`), so a run
     without the LLM does not undo what the judge found; nor does one without a journal or an endpoint: unless
     the settings turn the judge off, verdicts it made stay (``keep_judged`` of :func:`run_duplicates`).
+    ``strict``: the lexical links of ``participants(live, against)``, already computed (without semantic
+    duplicates or a replay, which add links of their own).
     """
     st = run.settings_of(duplicates.SPEC)
     everyone = duplicates.participants(live, against)
@@ -188,7 +191,8 @@ async def run_duplicate_stage(
             warning = st.threshold_warning(semantic_endpoint.embedding_model)
             if warning:
                 run.report.warnings.append(warning)
-        strict = duplicates.links(everyone, st, edges)
+        if strict is None or edges:
+            strict = duplicates.links(everyone, st, edges)
         judged = (
             await judge_candidates(run, judge_plan, everyone, len(live), strict, vectors, excluded)
             if judge_plan
@@ -380,6 +384,7 @@ def run_duplicates(
     if judge_plan is not None and judged is not None:
         s_hash = judge_mark + hash_obj(judge_plan.settings_extra())[:16]
     groups: set[str] = set()
+    hasher, reads = input_hasher(spec), fields_read(spec)
     for idx, pair in enumerate(live):
         res = verdicts[pair.id]
         old = pair.checks.get(duplicates.NAME)
@@ -395,7 +400,7 @@ def run_duplicates(
             groups.add(res.duplicate_of)
         # A fresh verdict of duplicates.find, this pair's alone: the hashes are set in place (a copy of each of
         # 50,000 verdicts was ~50 MiB alive at once), and so is the verdict on the pair.
-        res.settings_hash, res.input_hash = s_hash, input_hash(spec, pair, {})
+        res.settings_hash, res.input_hash = s_hash, hasher(field_hashes(pair, {}, reads))
         run.set_checks(live, idx, {duplicates.NAME: res})
         run.report.computed += 1
     run.report.duplicate_groups = len(groups)

@@ -5,14 +5,14 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, Severity, make_result
-from goldset.filters.incremental import current, field_hashes, fields_read, input_hash, settings_hash
+from goldset.filters.incremental import current, field_hashes, fields_read, input_hasher, settings_hash
 from goldset.filters.registry import CHECKS
 from goldset.filters.run_state import FilterRun
 from goldset.schema import QAPair
@@ -34,32 +34,24 @@ _Values = tuple[bool, float | None, str, Severity, str | None, datetime]
 _PairOut = tuple[tuple[int, ...], list[tuple[int, str, _Values]]]
 
 
-def run_pair_checks(run: FilterRun, pairs: list[QAPair]) -> None:
+def run_pair_checks(run: FilterRun, pairs: list[QAPair], meanwhile: Callable[[], T] | None = None) -> T | None:
     """Run the run's pair-kind checks on ``pairs``, counting in ``run.report``. A pair with a new verdict gets it
-    in place (its id in ``run.changed``): one record per pair at 50,000 candidates, not the one read and a copy."""
+    in place (its id in ``run.changed``): one record per pair at 50,000 candidates, not the one read and a copy.
+
+    ``meanwhile``: work of a later stage that does not depend on these verdicts, done here while the workers
+    check (this process would wait for them): its result is returned."""
     specs = [CHECKS[n] for n in run.names if CHECKS[n].kind == "pair"]
+    ahead: list[T] = []
+    call = (lambda: ahead.append(meanwhile())) if meanwhile is not None else None
     if not specs:
-        return
-    check_settings: dict[str, CheckSettings] = {spec.name: run.settings_of(spec) for spec in specs}
-    # Checks that read the whole KB: its hash is part of their input.
-    kb_wide = {
-        spec.name
-        for spec in specs
-        if spec.kb_sentences is not None and spec.kb_sentences.wanted(check_settings[spec.name])
-    }
-    job = _Job(
-        pairs=pairs,
-        chunks=run.chunks,
-        specs=specs,
-        check_settings=check_settings,
-        s_hashes=[settings_hash(spec, check_settings[spec.name]) for spec in specs],
-        kb_wide=kb_wide,
-        extra={"kb": run.kb_hash} if kb_wide else {},
-        needed=set().union(*(fields_read(spec) for spec in specs)),
-    )
+        if call is not None:
+            call()
+        return ahead[0] if ahead else None
+    job = _Job.of(run, pairs, specs)
     total = len(pairs) * len(specs)
     done = 0
-    for start, rows in _in_workers(partial(_check_span, job), len(pairs), _SPAN, _workers(run.settings.workers, total)):
+    workers = _workers(run.settings.workers, total)
+    for start, rows in _in_workers(partial(_check_span, job), len(pairs), _SPAN, workers, meanwhile=call):
         for idx, (kept, computed) in enumerate(rows, start=start):
             for i in kept:
                 run.report.reuse(specs[i].name)
@@ -73,6 +65,7 @@ def run_pair_checks(run: FilterRun, pairs: list[QAPair]) -> None:
                 run.report.computed += len(computed)
         done += len(rows) * len(specs)
         run.tell("checks", done, total)
+    return ahead[0] if ahead else None
 
 
 @dataclass
@@ -82,52 +75,74 @@ class _Job:
     pairs: list[QAPair]
     chunks: ChunkMap
     specs: list[CheckSpec[Any]]
-    check_settings: dict[str, CheckSettings]
+    check_settings: list[CheckSettings]
     s_hashes: list[str]
-    kb_wide: set[str]
-    #: Part of the input hash of the checks in ``kb_wide`` (the KB's hash).
-    extra: dict[str, str]
+    #: Whether each check reads the whole KB (its hash is part of its input).
+    kb_wide: list[bool]
+    #: The input hash of each distinct input (fields read, the KB's hash or not), and each check's one.
+    hashers: list[Callable[[Mapping[str, str]], str]]
+    shape_of: list[int]
     #: The pair fields the checks read (:func:`~goldset.filters.incremental.field_hashes`).
     needed: set[str]
+    #: The chunk hashes of each set of cited chunks (``field_hashes``'s memo; each process its own).
+    memo: dict[tuple[str, ...], tuple[str, str]] = field(default_factory=dict, repr=False)
     #: The KB's sentence index, built on first need in each process (never, when every verdict stands).
     index: SentenceIndex | None = field(default=None, repr=False)
+
+    @classmethod
+    def of(cls, run: FilterRun, pairs: list[QAPair], specs: list[CheckSpec[Any]]) -> _Job:
+        check_settings = [run.settings_of(spec) for spec in specs]
+        kb_wide = [
+            spec.kb_sentences is not None and spec.kb_sentences.wanted(st)
+            for spec, st in zip(specs, check_settings, strict=True)
+        ]
+        # checks reading the same fields have the same input hash: computed once per pair for each such group
+        shapes: dict[tuple[tuple[str, ...], bool, bool], int] = {}
+        hashers: list[Callable[[Mapping[str, str]], str]] = []
+        for spec, wide in zip(specs, kb_wide, strict=True):
+            if shapes.setdefault((spec.reads, spec.uses_chunks, wide), len(hashers)) == len(hashers):
+                hashers.append(input_hasher(spec, {"kb": run.kb_hash} if wide else None))
+        return cls(
+            pairs=pairs,
+            chunks=run.chunks,
+            specs=specs,
+            check_settings=check_settings,
+            s_hashes=[settings_hash(spec, st) for spec, st in zip(specs, check_settings, strict=True)],
+            kb_wide=kb_wide,
+            hashers=hashers,
+            shape_of=[shapes[(spec.reads, spec.uses_chunks, wide)] for spec, wide in zip(specs, kb_wide, strict=True)],
+            needed=set().union(*(fields_read(spec) for spec in specs)),
+        )
 
 
 def _check_span(job: _Job, a: int, b: int) -> list[_PairOut]:
     """Each of ``job.pairs[a:b]``: which verdicts stand (input and settings unchanged), and the others computed."""
     rows: list[tuple[tuple[int, ...], list[tuple[int, str]]]] = []
+    steps = list(enumerate(zip(job.specs, job.s_hashes, job.shape_of, strict=True)))
     for pair in job.pairs[a:b]:
-        fields = field_hashes(pair, job.chunks, job.needed)
-        # checks reading the same fields have the same input hash: computed once per pair for each such group
-        by_shape: dict[tuple[tuple[str, ...], bool, bool], str] = {}
+        fields = field_hashes(pair, job.chunks, job.needed, job.memo)
+        hashes = [of(fields) for of in job.hashers]
         kept: list[int] = []
         todo: list[tuple[int, str]] = []
-        for i, spec in enumerate(job.specs):
-            wide = spec.name in job.kb_wide
-            shape = (spec.reads, spec.uses_chunks, wide)
-            i_hash = by_shape.get(shape)
-            if i_hash is None:
-                i_hash = by_shape[shape] = input_hash(spec, pair, job.chunks, job.extra if wide else None, fields)
-            if current(pair, spec.name, job.s_hashes[i], i_hash) is not None:
+        for i, (spec, s_hash, shape) in steps:
+            if current(pair, spec.name, s_hash, hashes[shape]) is not None:
                 kept.append(i)
             else:
-                todo.append((i, i_hash))
+                todo.append((i, hashes[shape]))
         rows.append((tuple(kept), todo))
     # KB sentences are looked up only for the questions whose verdict must be computed, in one batch per check
-    kb_sentences: dict[str, dict[str, list[str]]] = {}
+    kb_sentences: dict[int, dict[str, list[str]]] = {}
     for i, spec in enumerate(job.specs):
-        if spec.name in job.kb_wide:
+        if job.kb_wide[i]:
             wanting = [job.pairs[a + k] for k, (_, todo) in enumerate(rows) if any(j == i for j, _ in todo)]
-            kb_sentences[spec.name] = _kb_sentences(job, spec, wanting)
+            kb_sentences[i] = _kb_sentences(job, spec, wanting)
     out: list[_PairOut] = []
-    for k, (stands, todo) in enumerate(rows):
-        pair = job.pairs[a + k]
+    for pair, (stands, todo) in zip(job.pairs[a:b], rows, strict=True):
         computed = []
         for i, i_hash in todo:
-            spec = job.specs[i]
-            st = job.check_settings[spec.name]
-            if spec.name in job.kb_wide and spec.kb_sentences is not None:
-                res = spec.kb_sentences.check(pair, job.chunks, st, kb_sentences[spec.name].get(pair.id, ()))
+            spec, st = job.specs[i], job.check_settings[i]
+            if job.kb_wide[i] and spec.kb_sentences is not None:
+                res = spec.kb_sentences.check(pair, job.chunks, st, kb_sentences[i].get(pair.id, ()))
             elif spec.func is not None:
                 res = spec.func(pair, job.chunks, st)
             else:  # a registry entry of kind "pair" always has a function
@@ -162,12 +177,21 @@ def _workers(setting: int | None, total: int) -> int:
     return min(2, os.cpu_count() or 1) if total >= _MIN_PARALLEL else 1
 
 
-def _in_workers(task: Callable[[int, int], list[T]], n: int, step: int, workers: int) -> Iterator[tuple[int, list[T]]]:
+def _in_workers(
+    task: Callable[[int, int], list[T]],
+    n: int,
+    step: int,
+    workers: int,
+    meanwhile: Callable[[], None] | None = None,
+) -> Iterator[tuple[int, list[T]]]:
     """``task(a, b)`` over ``range(n)`` in spans of ``step``, as ``(a, its results)`` in order: computed here (1
     worker) or in forked worker processes, which inherit ``task`` and what it reads (only the spans and the plain
-    results are sent). An exception in a worker is raised here (pickled back: the same type and message)."""
+    results are sent). An exception in a worker is raised here (pickled back: the same type and message).
+    ``meanwhile`` is called here before the first span's results: while the workers compute, if there are any."""
     spans = [(a, min(a + step, n)) for a in range(0, n, step)]
     if workers <= 1 or len(spans) <= 1:
+        if meanwhile is not None:
+            meanwhile()
         for a, b in spans:
             yield a, task(a, b)
         return
@@ -176,7 +200,10 @@ def _in_workers(task: Callable[[int, int], list[T]], n: int, step: int, workers:
     gc.freeze()  # the workers' collections then leave the inherited objects (and their pages) alone
     try:
         with multiprocessing.get_context("fork").Pool(min(workers, len(spans))) as pool:
-            for (a, _), values in zip(spans, pool.imap(_run_span, spans), strict=True):
+            results = pool.imap(_run_span, spans)  # the workers start now
+            if meanwhile is not None:
+                meanwhile()
+            for (a, _), values in zip(spans, results, strict=True):
                 yield a, values
     finally:
         gc.unfreeze()
