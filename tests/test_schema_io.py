@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from goldset.data import read_dataset, write_dataset
 from goldset.errors import InputError, RecordError
-from goldset.io import atomic_write_text, read_jsonl, write_jsonl
+from goldset.io import atomic_write_text, dump_record, read_jsonl, write_jsonl
 from goldset.schema import Chunk, Evidence, PairStatus, QAPair, QuestionType, pair_id
 from goldset.text import normalize
 
@@ -100,6 +101,38 @@ def test_atomic_write_leaves_old_file_when_serialisation_fails(tmp_path: Path) -
         write_jsonl(path, [Boom()])  # type: ignore[list-item]
     assert path.read_text() == "old\n"
     assert [p.name for p in tmp_path.iterdir()] == ["pairs.jsonl"], "no temp file may be left behind"
+
+
+def test_a_large_file_written_in_two_processes_is_the_same_bytes(tmp_path: Path) -> None:
+    """From 20,000 records on a forked child serialises the second half: the file must not show it."""
+    chunks = [make_chunk(f"c-{i:05d}", f"文本 {i} text") for i in range(20_001)]
+    chunks.reverse()
+    path = tmp_path / "chunks.jsonl"
+    assert write_jsonl(path, chunks) == 20_001
+    expected = "".join(dump_record(c) + "\n" for c in sorted(chunks, key=lambda c: c.id))
+    assert path.read_text(encoding="utf-8") == expected
+    assert [p.name for p in tmp_path.iterdir()] == ["chunks.jsonl"], "no part file may be left behind"
+
+
+class _FailsInAChild:
+    """A record that cannot be serialised outside the process that made it (as a forked child's failure)."""
+
+    def __init__(self, rid: str) -> None:
+        self.id, self.parent = rid, os.getpid()
+
+    def model_dump_json(self) -> str:
+        if os.getpid() != self.parent:
+            raise RuntimeError("not here")
+        return json.dumps({"id": self.id})
+
+
+def test_when_the_child_fails_its_half_is_written_here(tmp_path: Path) -> None:
+    rows = [_FailsInAChild(f"r-{i:05d}") for i in range(20_000)]
+    path = tmp_path / "rows.jsonl"
+    write_jsonl(path, rows)  # type: ignore[arg-type]
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["id"] for line in lines] == [r.id for r in rows]
+    assert [p.name for p in tmp_path.iterdir()] == ["rows.jsonl"]
 
 
 def test_pair_id_is_stable_and_ignores_case_and_spacing() -> None:
