@@ -345,7 +345,8 @@ def test_a_run_output_is_the_same_from_a_fresh_file_and_an_unchanged_rerun_write
     assert run_filters(ws).written is False
     assert ws.pairs_path.read_bytes() == first and ws.pairs_path.stat().st_mtime_ns == mtime
     # The same candidates in a second workspace give the same file, but for the verdicts' timestamps.
-    other = make_workspace(tmp_path / "ws2", _pairs())
+    same = [QAPair.model_validate_json(line) for line in before.splitlines()]  # _pairs() again: another second
+    other = make_workspace(tmp_path / "ws2", same)
     run_filters(other)
     strip = lambda b: [  # noqa: E731
         {**r, "checks": {n: {**c, "checked_at": None} for n, c in r["checks"].items()}}

@@ -240,10 +240,10 @@ def run_filters(
     for p in pairs:
         p = by_id[p.id]
         if owned_by_filters(p):
-            names_p = set(status_names)
+            names_p = status_names
             old = p.checks.get(groundedness.NAME)
             if keep_judged and old is not None and old.input_hash == groundedness_input(p, chunks, run.related):
-                names_p.add(groundedness.NAME)
+                names_p = status_names | {groundedness.NAME}
             status = pair_status(p, names_p)
             if status != p.status and p is original[p.id] and p.id not in run.changed:
                 p = p.model_copy(update={"status": status})

@@ -170,7 +170,8 @@ async def run_duplicate_stage(
     """
     st = run.settings_of(duplicates.SPEC)
     everyone = duplicates.participants(live, against)
-    excluded = not_judged(run.settings, live, run.names)
+    # the pairs no judge is asked about: only wanted when a judge's verdicts are (asked for or replayed)
+    excluded = not_judged(run.settings, live, run.names) if judge_plan or replay_plan else []
     keep_judged = judge_plan is None and st.judge.enabled is not False
     edges: Sequence[tuple[int, int, float]] = ()
     judged: Judged | None
