@@ -106,6 +106,7 @@ def test_question_overlap() -> None:
         ("What does FastAPI use to declare request bodies?", "FastAPI uses Pydantic models.", False),
         ("默认用 POST 方法发送数据吗？", "POST", True),
         ("发送数据最常用哪个方法？", "POST", False),
+        ("Is the body sent by the client?", "the body, sent by the client", True),  # as many tokens as the question
     ],
 )
 def test_leakage(question: str, answer: str, leaks: bool) -> None:
@@ -146,6 +147,17 @@ def test_answer_present() -> None:
     for bad in ("N/A", "n/a.", "Unknown", "无", "…", "---"):
         assert not answer_present.check(pair("q", "What?", bad), CHUNKS, s).passed, bad
     assert answer_present.check(pair("q", "What?", "POST"), CHUNKS, s).passed
+
+
+def test_answer_present_placeholder_of_the_most_tokens() -> None:
+    """Answers with more tokens than every placeholder skip the comparison: the longest placeholders, spread
+    over whitespace and full-width letters, are still caught, and one token more passes."""
+    s = answer_present.Settings()
+    for bad in ("I do not know", "  i   do\tnot\n know !", "I DON'T KNOW.", "ｉ　do not know"):
+        assert not answer_present.check(pair("q", "What?", bad), CHUNKS, s).passed, bad
+    assert answer_present.check(pair("q", "What?", "I do not know yet"), CHUNKS, s).passed
+    custom = answer_present.Settings(placeholders=["see the docs for more"])
+    assert not answer_present.check(pair("q", "What?", "See the  docs for more."), CHUNKS, custom).passed
 
 
 def test_length() -> None:

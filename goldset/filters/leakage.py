@@ -16,6 +16,7 @@ from goldset.schema import CheckResult, QAPair, QuestionType
 
 NAME = "leakage"
 
+
 class Settings(CheckSettings):
     """Thresholds of the leakage check (``filter.checks.leakage``)."""
 
@@ -35,7 +36,13 @@ def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:
     if pair.question_type == QuestionType.unanswerable:
         return verdict(settings, True, None, "unanswerable pairs have no answer to leak")
     answer = pair.answer.strip()
-    if len(answer) >= settings.min_answer_chars and normalized_contains(pair.question, answer):
+    # the answer's tokens, contained in the question's, are no more than them (tokens hold no space): a longer
+    # answer is not in the question, and its canonical form is not needed
+    if (
+        len(answer) >= settings.min_answer_chars
+        and len(tokens(answer)) <= len(tokens(pair.question))
+        and normalized_contains(pair.question, answer)
+    ):
         return verdict(settings, False, 1.0, "the question contains the whole answer")
     a_tokens = content_tokens(answer)
     if not a_tokens:

@@ -221,6 +221,51 @@ def identifier_tokens(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
+class WordGate:
+    """A quick, sound "no" for case-insensitive patterns on ASCII text, from the words each pattern needs.
+
+    ``needs``: per pattern, groups of words (a list, or one string of words split at spaces); every match of the
+    pattern on an ASCII text holds, for each group, one of its words as a whole token (:func:`tokens`: on ASCII
+    text, the runs of ``[a-z0-9_]`` of the lowered text). That holds for a word that sits between ``\\b``, a
+    space or ``\\s`` on both sides of the pattern: on ASCII text ``\\w`` is ``[A-Za-z0-9_]`` and re.IGNORECASE
+    is ``lower()`` (the non-ASCII case folds, ``ſ`` for ``s`` or the Kelvin sign for ``k``, need a non-ASCII
+    text). So only a pattern each of whose groups has a word among the text's tokens can match. Only for ASCII
+    text: the caller checks ``text.isascii()``.
+    """
+
+    def __init__(self, needs: Sequence[Sequence[Sequence[str] | str]]) -> None:
+        # one bit per (pattern, group): a word sets the bits of the groups it is in; a pattern may match when the
+        # text's words set all of its bits
+        self._bits: dict[str, int] = {}
+        self._needs: list[int] = []
+        bit = 1
+        for groups in needs:
+            need = 0
+            for group in groups:
+                for word in group.split() if isinstance(group, str) else group:
+                    self._bits[word] = self._bits.get(word, 0) | bit
+                need |= bit
+                bit <<= 1
+            self._needs.append(need)
+        self.words = frozenset(self._bits)
+        self._of_mask: dict[int, tuple[int, ...]] = {}
+
+    def possible(self, toks: Sequence[str]) -> tuple[int, ...]:
+        """The indices of the patterns that may match a text of tokens ``toks`` (in order); () for most texts."""
+        hit = self.words.intersection(toks)
+        if not hit:
+            return ()
+        mask = 0
+        for word in hit:
+            mask |= self._bits[word]
+        got = self._of_mask.get(mask)
+        if got is None:
+            got = tuple(i for i, need in enumerate(self._needs) if mask & need == need)
+            if len(self._of_mask) < 4096:  # bounded (a few dozen masks occur)
+                self._of_mask[mask] = got
+        return got
+
+
 #: Full-width ASCII forms (Ａ, ０, ＿) -> ASCII, as NFKC maps them.
 _FULL_WIDTH = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}
 #: Content units: a run of CJK characters (cut into bigrams below) or a run of other word characters.
@@ -370,6 +415,7 @@ def source_profile(text: str) -> SourceProfile:
 __all__ = [
     "STOPWORDS",
     "SourceProfile",
+    "WordGate",
     "best_edit_match",
     "canonical",
     "containment",
