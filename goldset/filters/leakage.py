@@ -8,6 +8,8 @@ the question's subject but adds the fact ("FastAPI uses Pydantic") is not a leak
 
 from __future__ import annotations
 
+from itertools import filterfalse
+
 from pydantic import Field
 
 from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, verdict
@@ -28,7 +30,7 @@ class Settings(CheckSettings):
 
 def content_tokens(text: str) -> list[str]:
     """The tokens of ``text`` that carry content (function words left out)."""
-    return [t for t in tokens(text) if t not in STOPWORDS]
+    return list(filterfalse(STOPWORDS.__contains__, tokens(text)))
 
 
 def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:
@@ -48,7 +50,7 @@ def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:
     if not a_tokens:
         return verdict(settings, True, 0.0, "answer has no content words")
     q_tokens = set(tokens(pair.question))
-    share = sum(1 for t in a_tokens if t in q_tokens) / len(a_tokens)
+    share = sum(map(q_tokens.__contains__, a_tokens)) / len(a_tokens)  # the count of True, looped in C
     if share >= settings.max_token_share:
         return verdict(settings, False, share, f"{share:.0%} of the answer's content words are already in the question")
     return verdict(settings, True, share, f"{share:.0%} of the answer's content words are in the question")

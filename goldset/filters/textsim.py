@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from itertools import pairwise
+from typing import Any
 
 from goldset.text import _CJK_RANGES, normalize, tokenize
 
@@ -171,6 +172,15 @@ def sentence_windows(sentences: Sequence[str], width: int = 3) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=1)
+def _rapidfuzz() -> tuple[Any, Any]:
+    """rapidfuzz's ``process.extractOne`` and ``fuzz.ratio``, imported on first use (not at goldset's import) and
+    then kept: an import statement per call cost a few microseconds, 100,000s of times a run."""
+    from rapidfuzz import fuzz, process
+
+    return process.extractOne, fuzz.ratio
+
+
 def best_edit_match(
     text: str,
     candidates: Sequence[str],
@@ -183,13 +193,12 @@ def best_edit_match(
     ``canonical_candidates`` (the candidates already through :func:`canonical`) saves recomputing them, and
     ``query_is_canonical`` says ``text`` is canonical already.
     """
-    from rapidfuzz import fuzz, process
-
     query = text if query_is_canonical else canonical(text)
     choices = canonical_candidates if canonical_candidates is not None else [canonical(c) for c in candidates]
     if not query or not choices:
         return 0.0, ""
-    hit = process.extractOne(query, choices, scorer=fuzz.ratio)
+    extract_one, ratio = _rapidfuzz()
+    hit = extract_one(query, choices, scorer=ratio)
     if hit is None:
         return 0.0, ""
     _, score, index = hit

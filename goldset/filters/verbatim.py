@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import operator
 import re
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from itertools import accumulate, chain
 
@@ -301,10 +302,9 @@ def _covered_share(units: Sequence[frozenset[str]], profiles: Sequence[SourcePro
         for prof in profiles:
             present = sent & prof.all_units
             if len(present) > most:  # else no window of this chunk can beat the best
-                # Windows holding each present unit, back to back; the most frequent window is the best. list.count
-                # over the few distinct windows beats a Counter (whose constructor alone costs more here).
-                windows = list(chain.from_iterable(map(prof.unit_index.__getitem__, present)))
-                most = max(most, *map(windows.count, set(windows)))
+                # Windows holding each present unit, back to back; the most frequent window is the best. A Counter
+                # (counted in C) beats list.count per distinct window: ~17 sentences make ~40 windows a chunk.
+                most = max(most, *Counter(chain.from_iterable(map(prof.unit_index.__getitem__, present))).values())
         covered += most
     return covered / total
 
