@@ -277,12 +277,15 @@ class WordGate:
 
 #: Full-width ASCII forms (Ａ, ０, ＿) -> ASCII, as NFKC maps them.
 _FULL_WIDTH = {c: c - 0xFEE0 for c in range(0xFF01, 0xFF5F)}
+#: The word characters among them (digits, letters, ＿): the rest are punctuation and map to ASCII punctuation, a
+#: non-word character before and after (Chinese text is full of ，？：, which the fold need not touch).
+_FULL_WIDTH_WORD_RE = re.compile("[\uff10-\uff19\uff21-\uff3a\uff3f\uff41-\uff5a]")
 #: Content units: a run of CJK characters (cut into bigrams below) or a run of other word characters.
 _ASCII_WORD_RE = re.compile(r"[a-z0-9_]+")
 _UNIT_RE = re.compile(f"[{_CJK_RANGES}]+|[^\\W{_CJK_RANGES}]+")
 
 
-def content_units(text: str) -> frozenset[str]:
+def content_units(text: str, minus: frozenset[str] = frozenset()) -> frozenset[str]:
     """The content of ``text`` as an order-free set: words that are not function words, and each run of CJK
     characters as its character bigrams (a Chinese word is two characters or more; a lone character counts
     alone unless it is a function character). Normalised like :func:`goldset.text.tokenize`.
@@ -290,17 +293,20 @@ def content_units(text: str) -> frozenset[str]:
     Not memoised: chunk sentences' units are kept on their :class:`SourceProfile`, and answers are seen once.
     Units compare texts whatever their word order: a copied clause moved to the front keeps every unit. Full-width
     letters and digits are folded to ASCII (what NFKC does to them; full NFKC costs ~10x more on Chinese text and
-    changes nothing else that matters here).
+    changes nothing else that matters here). ``minus``: units left out too (``content_units(t) - minus``, in one
+    set operation).
     """
     if text.isascii():  # no CJK: the words minus the function words, all in C
-        return frozenset(_ASCII_WORD_RE.findall(text.lower())).difference(STOPWORDS)
+        return frozenset(_ASCII_WORD_RE.findall(text.lower())).difference(STOPWORDS, minus)
+    if _FULL_WIDTH_WORD_RE.search(text) is not None:  # else the fold changes punctuation only, which no unit holds
+        text = text.translate(_FULL_WIDTH)
     out: set[str] = set()
-    for piece in _UNIT_RE.findall(text.translate(_FULL_WIDTH).lower()):
+    for piece in _UNIT_RE.findall(text.lower()):
         if len(piece) > 1 and piece[0] >= "\u3040":  # a CJK run (pieces are all CJK or all not)
             out.update(map(operator.add, piece, piece[1:]))
         elif piece not in STOPWORDS:
             out.add(piece)
-    return frozenset(out)
+    return frozenset(out.difference(minus) if minus else out)
 
 
 @dataclass(frozen=True)

@@ -138,7 +138,10 @@ def _measures(
         found = sum(map(operator.gt, pooled, all_given))
         yield "containment", found / n_counted if n_counted else 0.0
         prefix = list(accumulate(flags.translate(_FLIP), initial=0))
-        weights = list(accumulate(map(_word_weight, tokens), initial=0.0))
+        if answer.isascii():  # no CJK token: every weight 1.0, and the sums 0.0, 1.0, 2.0 ... are exact
+            weights = list(map(float, range(len(tokens) + 1)))
+        else:
+            weights = list(accumulate(map(_word_weight, tokens), initial=0.0))
         clause_rule = (settings.min_clause_words, settings.min_own_words)
         run = clause = 0
         for prof, chunk_hits in zip(profiles, hits, strict=True):
@@ -284,7 +287,7 @@ def _overlap(
     if len(pieces) == 1 and answer.isascii():  # one ASCII sentence: its units are its tokens minus function words
         units = [frozenset(tokens).difference(STOPWORDS, given)]
     else:
-        units = [content_units(piece) - given for piece in pieces]
+        units = [content_units(piece, given) for piece in pieces]
     share = _covered_share(units, profiles, min_units)
     if lead and lead[1] & units[0]:  # without the lead-in's words ("sum", "short", 总的, 来说) it may be closer
         share = max(share, _covered_share([units[0].difference(lead[1]), *units[1:]], profiles, min_units))
