@@ -70,7 +70,7 @@ def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:
             problems.append(f"quote not found in chunk {ev.chunk_id}: {ev.quote[:60]!r}")
     if problems:
         return verdict(settings, False, None, "; ".join(dict.fromkeys(problems)))
-    n = len(pair.chunk_ids)
+    n = len({ev.chunk_id for ev in pair.evidence})  # len(pair.chunk_ids), without sorting them
     return verdict(settings, True, None, f"{n} cited chunk(s) found, quotes in place" if n else "no evidence needed")
 
 

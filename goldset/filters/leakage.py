@@ -38,18 +38,21 @@ def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:
     if pair.question_type == QuestionType.unanswerable:
         return verdict(settings, True, None, "unanswerable pairs have no answer to leak")
     answer = pair.answer.strip()
-    # the answer's tokens, contained in the question's, are no more than them (tokens hold no space): a longer
-    # answer is not in the question, and its canonical form is not needed
+    question_tokens = tokens(pair.question)
+    q_tokens = set(question_tokens)
+    # an answer inside the question is a run of the question's tokens (tokens hold no space): so it has no more
+    # tokens than the question, and none outside it; for any other answer the canonical forms are not needed
+    answer_tokens = tokens(answer)
     if (
         len(answer) >= settings.min_answer_chars
-        and len(tokens(answer)) <= len(tokens(pair.question))
+        and len(answer_tokens) <= len(question_tokens)
+        and q_tokens.issuperset(answer_tokens)
         and normalized_contains(pair.question, answer)
     ):
         return verdict(settings, False, 1.0, "the question contains the whole answer")
     a_tokens = content_tokens(answer)
     if not a_tokens:
         return verdict(settings, True, 0.0, "answer has no content words")
-    q_tokens = set(tokens(pair.question))
     share = sum(map(q_tokens.__contains__, a_tokens)) / len(a_tokens)  # the count of True, looped in C
     if share >= settings.max_token_share:
         return verdict(settings, False, share, f"{share:.0%} of the answer's content words are already in the question")

@@ -152,12 +152,13 @@ def split_sentences(text: str) -> list[str]:
 
 #: Where a sentence may end, for splitting when the punctuation itself is not kept (:func:`sentence_pieces`).
 _SENTENCE_BREAK_RE = re.compile(r"[.!?;:]\s+|[。！？；：\n]+")
+_SENTENCE_END_RE = re.compile("[.!?;:。！？；：\n]")
 
 
 def sentence_pieces(text: str) -> list[str]:
     """The sentences of ``text`` as :func:`split_sentences` cuts them, without their end punctuation (for
     measures that ignore punctuation: no look-behind, ~3x faster), blank pieces dropped."""
-    if not any(ch in text for ch in ".!?;:。！？；：\n"):
+    if _SENTENCE_END_RE.search(text) is None:  # no character the split could cut at
         return [text]
     return [piece for piece in _SENTENCE_BREAK_RE.split(text) if piece.strip()]
 

@@ -52,6 +52,7 @@ from goldset.filters.textsim import (
 )
 from goldset.filters.textsim import tokens as text_tokens
 from goldset.schema import CheckResult, QAPair
+from goldset.text import count_tokens
 
 NAME = "verbatim"
 #: A CJK character's weight as a word, for clause lengths (a Chinese word is one to three characters; 0.6 puts a
@@ -181,6 +182,13 @@ def _lead_in(answer: str, tokens: Sequence[str]) -> tuple[int, frozenset[str]] |
     found = _LEAD_IN_RE.match(answer)
     if found is None:
         return None
+    if answer.isascii():
+        # ASCII: the lead-in ends at a comma or colon (no word character), so its tokens are the answer's first
+        # ones and each weighs one word; only their number is needed (no tokenising of the lead-in)
+        k = count_tokens(found.group(1))
+        if not k or k > MAX_LEAD_IN_WORDS or 3 * k > len(tokens):
+            return None
+        return k, content_units(found.group(1))
     lead = text_tokens(found.group(1))
     if not lead or sum(map(_word_weight, lead)) > MAX_LEAD_IN_WORDS or 3 * len(lead) > len(tokens):
         return None
