@@ -71,6 +71,10 @@ MATCHING = [
     "资料里找不到。",
     "这一点不得而知。",
     "According to the 文档, what is it?",
+    "Selon the passage — 文档里说什么？",
+    "It is not documented in the 文档。",
+    "It is impossible to tell – 无法确定。",
+    "As SHOWN ABOVE，请求体是数据。",
 ]
 #: Near misses: the gate's words without the pattern around them, and a text whose words are all gate words.
 NEAR = [
@@ -162,3 +166,14 @@ def test_word_gate_needs_every_group() -> None:
     assert gate.possible(tokens("What is a passage?")) == ()
     assert gate.possible(tokens("this author's text")) == (0, 1)
     assert gate.possible(tokens("the authors")) == ()  # a whole token: "authors" is not "author"
+
+
+def test_only_these_letters_fold_to_the_letters_the_english_patterns_need() -> None:
+    """The non-ASCII quick "no"s rest on this: under re.IGNORECASE, e/t (every English self_contained pattern
+    holds one) and n/p (every English refusal alternative holds one) match only their two ASCII cases."""
+    folds = [chr(c) for c in range(0x110000) if re.match("[etnp]", chr(c), re.IGNORECASE)]
+    assert folds == list("ENPTenpt")
+    for pattern in self_contained.EN_PATTERNS:
+        assert re.search("[et]", pattern.replace("(?!", "").lower()), pattern
+    assert self_contained._searched(self_contained._DEFAULT, "请求体是什么？") == ()
+    assert not type_plausible._has(type_plausible.REFUSAL, "请求体是客户端发送的数据。")

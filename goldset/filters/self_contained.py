@@ -104,6 +104,10 @@ _ZH_NEEDS = (
     "如前所述 以上 该篇 此篇 这篇 该段 此段 这段 该文 该材 该章 作者 上面 下面 前面 上方 下方 以下 上例 下例 给定"
 )
 _ZH_NEEDS_RE = re.compile("|".join(_ZH_NEEDS.split()))  # literal pieces: one search in C
+#: Every English pattern holds an e or a t (the, this, that, text, context, or above/earlier/previously/before/
+#: below), and re.IGNORECASE matches those with e, E, t or T only (no other code point folds to them).
+_EN_LETTERS_RE = re.compile("[eEtT]")
+_ZH = tuple(ZH_PATTERNS)
 
 
 class Settings(CheckSettings):
@@ -171,14 +175,15 @@ def _searched(patterns: tuple[str, ...], text: str) -> tuple[str, ...]:
     list's first match. All of them but for the default list, where the others provably cannot match: on a text
     without CJK the Chinese patterns (each needs a CJK character), on an ASCII text also the English patterns
     missing a word they need (:data:`_EN_GATE`), on a CJK text the Chinese ones if it holds none of
-    :data:`_ZH_NEEDS`."""
+    :data:`_ZH_NEEDS`, on any other text the English ones if it has no e or t (:data:`_EN_LETTERS_RE`)."""
     if patterns != _DEFAULT:
         return patterns
     if text.isascii():
         return tuple(_EN[i] for i in _EN_GATE.possible(tokens(text)))
+    en = _EN if _EN_LETTERS_RE.search(text) is not None else ()
     if not has_cjk(text) or _ZH_NEEDS_RE.search(text) is None:
-        return _EN
-    return patterns
+        return en
+    return patterns if en else _ZH
 
 
 def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:

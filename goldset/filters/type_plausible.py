@@ -182,17 +182,24 @@ _REFUSAL_GATE = WordGate(
 _REFUSAL_ZH_NEEDS = re.compile("没|未|无|不包含|不得而知|找不到")
 
 
+#: Every alternative of :data:`REFUSAL_EN` holds an n (not, n't, no, cannot, unanswerable) or the p of impossible,
+#: and re.IGNORECASE matches those with n, N, p or P only (no other code point folds to them).
+_REFUSAL_EN_LETTERS = re.compile("[nNpP]")
+
+
 def _has(pattern: str, text: str) -> bool:
     en = _EN_PART.get(pattern)
-    if en is not None:
-        if pattern == REFUSAL:  # the default refusal cue: a sound quick "no" for most answers
-            if text.isascii():
-                if not _REFUSAL_GATE.possible(tokens(text)):
-                    return False
-            elif _REFUSAL_ZH_NEEDS.search(text) is None:
-                pattern = en  # the Chinese part cannot match: as on a text without CJK
-        if not has_cjk(text):
-            pattern = en
+    if pattern == REFUSAL:  # the default refusal cue: a sound quick "no" for most answers
+        if text.isascii():
+            return bool(_REFUSAL_GATE.possible(tokens(text))) and _compiled(REFUSAL_EN).search(text) is not None
+        # REFUSAL is REFUSAL_EN|REFUSAL_ZH: search only the part that can match
+        en_may = _REFUSAL_EN_LETTERS.search(text) is not None
+        zh_may = _REFUSAL_ZH_NEEDS.search(text) is not None
+        if not (en_may or zh_may):
+            return False
+        pattern = REFUSAL if en_may and zh_may else REFUSAL_EN if en_may else REFUSAL_ZH
+    elif en is not None and not has_cjk(text):
+        pattern = en
     return _compiled(pattern).search(text) is not None
 
 
