@@ -61,6 +61,15 @@ def test_verbatim_reasons_and_scores() -> None:
     assert ok.score is not None and ok.score < 0.6
 
 
+def test_verbatim_containment_of_unigrams_and_of_long_ngrams() -> None:
+    """ngram 1 (each token its own n-gram) is measured like any other n; a copy's containment is 1 whatever n."""
+    source = CHUNKS["en-body-2"].text
+    for n in (1, 2, 3, 5):
+        s = verbatim.Settings(ngram=n)
+        assert verbatim.measure(COPY, [source], s, question="What about GET?")["containment"] == 1.0, n
+        assert verbatim.measure(PARAPHRASE, [source], s, question="What about GET?")["containment"] < 1.0, n
+
+
 def test_verbatim_copy_of_two_sentences_caught_by_window() -> None:
     answer = (
         "Your API almost always has to send a response body. But clients don't necessarily need to send "

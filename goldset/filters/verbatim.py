@@ -31,7 +31,6 @@ copying, so such a pair is caught here or not at all (tests/fixtures/filters/cop
 
 from __future__ import annotations
 
-import operator
 import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -134,9 +133,19 @@ def _measures(
         hits = [bytes(map(prof.grams(n).__contains__, grams)) for prof in profiles]
         pooled = hits[0] if len(hits) == 1 else bytes(map(max, *hits))
         # An n-gram made only of given tokens does not count (1 = all given); a shorter answer is one n-gram.
-        all_given = bytes(map(min, *(flags[i:] for i in range(n)))) if len(flags) >= n else bytes([min(flags)])
+        if len(flags) >= n:
+            # min over each n-gram's flags, for all n-grams at once: flags are 0 or 1, so min is AND, and flags[k:]
+            # is the flags as one big-endian integer shifted k bytes up (the bytes past the end drop out below)
+            whole = int.from_bytes(flags, "big")
+            ands = whole
+            for k in range(1, n):
+                ands &= whole << (8 * k)
+            all_given = ands.to_bytes(len(flags), "big")[: len(flags) - n + 1]
+        else:
+            all_given = bytes([min(flags)])
         n_counted = len(all_given) - all_given.count(1)
-        found = sum(map(operator.gt, pooled, all_given))
+        # the n-grams found (1) and not all given (0): pooled AND NOT all_given, counted as bits (bytes are 0 or 1)
+        found = (int.from_bytes(pooled, "big") & ~int.from_bytes(all_given, "big")).bit_count()
         yield "containment", found / n_counted if n_counted else 0.0
         prefix = list(accumulate(flags.translate(_FLIP), initial=0))
         if answer.isascii():  # no CJK token: every weight 1.0, and the sums 0.0, 1.0, 2.0 ... are exact
