@@ -61,6 +61,15 @@ def test_verbatim_reasons_and_scores() -> None:
     assert ok.score is not None and ok.score < 0.6
 
 
+def test_verbatim_containment_of_unigrams_and_of_long_ngrams() -> None:
+    """ngram 1 (each token its own n-gram) is measured like any other n; a copy's containment is 1 whatever n."""
+    source = CHUNKS["en-body-2"].text
+    for n in (1, 2, 3, 5):
+        s = verbatim.Settings(ngram=n)
+        assert verbatim.measure(COPY, [source], s, question="What about GET?")["containment"] == 1.0, n
+        assert verbatim.measure(PARAPHRASE, [source], s, question="What about GET?")["containment"] < 1.0, n
+
+
 def test_verbatim_copy_of_two_sentences_caught_by_window() -> None:
     answer = (
         "Your API almost always has to send a response body. But clients don't necessarily need to send "
@@ -106,6 +115,7 @@ def test_question_overlap() -> None:
         ("What does FastAPI use to declare request bodies?", "FastAPI uses Pydantic models.", False),
         ("默认用 POST 方法发送数据吗？", "POST", True),
         ("发送数据最常用哪个方法？", "POST", False),
+        ("Is the body sent by the client?", "the body, sent by the client", True),  # as many tokens as the question
     ],
 )
 def test_leakage(question: str, answer: str, leaks: bool) -> None:
@@ -146,6 +156,17 @@ def test_answer_present() -> None:
     for bad in ("N/A", "n/a.", "Unknown", "无", "…", "---"):
         assert not answer_present.check(pair("q", "What?", bad), CHUNKS, s).passed, bad
     assert answer_present.check(pair("q", "What?", "POST"), CHUNKS, s).passed
+
+
+def test_answer_present_placeholder_of_the_most_tokens() -> None:
+    """Answers with more tokens than every placeholder skip the comparison: the longest placeholders, spread
+    over whitespace and full-width letters, are still caught, and one token more passes."""
+    s = answer_present.Settings()
+    for bad in ("I do not know", "  i   do\tnot\n know !", "I DON'T KNOW.", "ｉ　do not know"):
+        assert not answer_present.check(pair("q", "What?", bad), CHUNKS, s).passed, bad
+    assert answer_present.check(pair("q", "What?", "I do not know yet"), CHUNKS, s).passed
+    custom = answer_present.Settings(placeholders=["see the docs for more"])
+    assert not answer_present.check(pair("q", "What?", "See the  docs for more."), CHUNKS, custom).passed
 
 
 def test_length() -> None:

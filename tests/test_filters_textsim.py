@@ -122,3 +122,36 @@ def test_content_units_are_order_free_words_and_cjk_bigrams() -> None:
     assert content_units("to the API the client sends a body") == content_units("The client sends a body to the API.")
     assert content_units("总的来说，请求体") == {"总的", "的来", "来说", "请求", "求体"}  # no bigram across the comma
     assert content_units("ＦａｓｔＡＰＩ 的") == {"fastapi"}  # full width folded; a lone function character dropped
+
+
+def _units_always_folded(text: str) -> frozenset[str]:
+    """content_units as it was before the fold was skipped: every full-width form folded first."""
+    import operator
+
+    from goldset.filters import textsim
+
+    if text.isascii():
+        return textsim.content_units(text)
+    out: set[str] = set()
+    for piece in textsim._UNIT_RE.findall(text.translate(textsim._FULL_WIDTH).lower()):
+        if len(piece) > 1 and piece[0] >= "\u3040":
+            out.update(map(operator.add, piece, piece[1:]))
+        elif piece not in textsim.STOPWORDS:
+            out.add(piece)
+    return frozenset(out)
+
+
+def test_content_units_skips_the_full_width_fold_only_where_it_changes_nothing() -> None:
+    texts = [f"请求{chr(c)}体a{chr(c)}b {chr(c)}x" for c in range(0xFF01, 0xFF5F)]
+    texts += ["ＦａｓｔＡＰＩ，用０１２吗？", "请求体，就是客户端发送的数据。", "ｕｓｅｒ＿ａｇｅｎｔ：值"]
+    for text in texts:
+        assert content_units(text) == _units_always_folded(text), text
+    assert "fastapi" in content_units("ＦａｓｔＡＰＩ，用")
+    assert "user_agent" in content_units("ｕｓｅｒ＿ａｇｅｎｔ：值")
+
+
+def test_content_units_minus() -> None:
+    for text in ("The client sends a request body.", "客户端发送请求体 body"):
+        minus = frozenset(["client", "body", "客户"])
+        assert content_units(text, minus) == content_units(text) - minus
+        assert content_units(text, minus) != content_units(text)

@@ -111,3 +111,36 @@ def test_table_rows_and_cells_reordered_are_caught(lang: str, question: str, ans
     assert table.count("\n") > 5
     m = verbatim.measure(answer, [table], S, question=question)
     assert _rejected(m), m
+
+
+def _lead_in_by_tokens(answer: str) -> tuple[int, frozenset[str]] | None:
+    """verbatim._lead_in's rule spelled out on the lead-in's own tokens (what the ASCII path skips)."""
+    from goldset.filters.textsim import content_units
+
+    found = verbatim._LEAD_IN_RE.match(answer)
+    if found is None:
+        return None
+    lead, toks = tokens(found.group(1)), tokens(answer)
+    if not lead or sum(map(verbatim._word_weight, lead)) > verbatim.MAX_LEAD_IN_WORDS or 3 * len(lead) > len(toks):
+        return None
+    if tuple(toks[: len(lead)]) != lead:
+        return None
+    return len(lead), content_units(found.group(1))
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "To sum up, a request body is data sent by the client to your API.",
+        "  In short: the client sends data in the body, not the path.",
+        "x_1 y2 HTTP 404, then the server answers with a body of JSON data.",
+        "One two three four five, six seven eight nine ten eleven twelve thirteen fourteen fifteen.",
+        "Short, answer.",
+        ", starts with a comma and goes on for a while with words.",
+        "No lead-in at all in this answer, which is long enough to have one later.",
+        "总的来说，请求体就是客户端发送给 API 的数据。",
+        "注意：FastAPI 用 Pydantic 模型声明请求体。",
+    ],
+)
+def test_lead_in_is_the_same_on_the_ascii_path(answer: str) -> None:
+    assert verbatim._lead_in(answer, tokens(answer)) == _lead_in_by_tokens(answer)

@@ -9,7 +9,7 @@ from pydantic import Field
 from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, verdict
 from goldset.filters.textsim import tokens
 from goldset.schema import CheckResult, QAPair
-from goldset.text import normalize
+from goldset.text import count_tokens, normalize
 
 NAME = "answer_present"
 
@@ -29,16 +29,21 @@ class Settings(CheckSettings):
 
 
 @lru_cache(maxsize=64)
-def _normalized(placeholders: tuple[str, ...]) -> frozenset[str]:
-    return frozenset(normalize(p) for p in placeholders)
+def _normalized(placeholders: tuple[str, ...]) -> tuple[frozenset[str], int]:
+    """The normalised placeholders, and the most tokens one of them has (:func:`goldset.text.count_tokens`)."""
+    forms = frozenset(normalize(p) for p in placeholders)
+    return forms, max(map(count_tokens, forms), default=0)
 
 
 def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:
     """Fail a blank answer or a placeholder."""
-    text = normalize(pair.answer).strip(" .。!！")
-    if not tokens(pair.answer):
+    n = len(tokens(pair.answer))
+    if not n:
         return verdict(settings, False, None, "answer has no words, only punctuation or symbols")
-    if text in _normalized(tuple(settings.placeholders)):
+    forms, most = _normalized(tuple(settings.placeholders))
+    # tokens(answer) are the tokens of its normal form (normalize only folds whitespace, which is no token, and
+    # the strip removes no word character), so an answer with more tokens than every placeholder is none of them
+    if n <= most and normalize(pair.answer).strip(" .。!！") in forms:
         return verdict(settings, False, None, f"answer is a placeholder ({pair.answer.strip()!r})")
     return verdict(settings, True, None, "answer present")
 

@@ -44,8 +44,15 @@ def _form(text: str) -> str:
 def quote_found(quote: str, text: str) -> bool:
     """The quote occurs in the text once both are folded (:func:`_form`); a leading or trailing ellipsis is
     ignored. Defined here rather than imported so the filters do not load the generation package."""
-    q = _form(_ELLIPSIS_RE.sub("", quote.strip()))
+    q = _quote_form(quote)
     return bool(q) and q in _form(text)
+
+
+@lru_cache(maxsize=1 << 14)
+def _quote_form(quote: str) -> str:
+    """The folded quote without a leading or trailing ellipsis; cached: the ellipsis pattern is tried at every
+    position of the quote, and quotes recur (pairs generated from one chunk quote the same sentences)."""
+    return _form(_ELLIPSIS_RE.sub("", quote.strip()))
 
 
 def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:
@@ -63,7 +70,7 @@ def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:
             problems.append(f"quote not found in chunk {ev.chunk_id}: {ev.quote[:60]!r}")
     if problems:
         return verdict(settings, False, None, "; ".join(dict.fromkeys(problems)))
-    n = len(pair.chunk_ids)
+    n = len({ev.chunk_id for ev in pair.evidence})  # len(pair.chunk_ids), without sorting them
     return verdict(settings, True, None, f"{n} cited chunk(s) found, quotes in place" if n else "no evidence needed")
 
 

@@ -8,6 +8,8 @@ the question's subject but adds the fact ("FastAPI uses Pydantic") is not a leak
 
 from __future__ import annotations
 
+from itertools import filterfalse
+
 from pydantic import Field
 
 from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, verdict
@@ -15,6 +17,7 @@ from goldset.filters.textsim import STOPWORDS, normalized_contains, tokens
 from goldset.schema import CheckResult, QAPair, QuestionType
 
 NAME = "leakage"
+
 
 class Settings(CheckSettings):
     """Thresholds of the leakage check (``filter.checks.leakage``)."""
@@ -27,7 +30,7 @@ class Settings(CheckSettings):
 
 def content_tokens(text: str) -> list[str]:
     """The tokens of ``text`` that carry content (function words left out)."""
-    return [t for t in tokens(text) if t not in STOPWORDS]
+    return list(filterfalse(STOPWORDS.__contains__, tokens(text)))
 
 
 def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:
@@ -35,13 +38,22 @@ def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:
     if pair.question_type == QuestionType.unanswerable:
         return verdict(settings, True, None, "unanswerable pairs have no answer to leak")
     answer = pair.answer.strip()
-    if len(answer) >= settings.min_answer_chars and normalized_contains(pair.question, answer):
+    question_tokens = tokens(pair.question)
+    q_tokens = set(question_tokens)
+    # an answer inside the question is a run of the question's tokens (tokens hold no space): so it has no more
+    # tokens than the question, and none outside it; for any other answer the canonical forms are not needed
+    answer_tokens = tokens(answer)
+    if (
+        len(answer) >= settings.min_answer_chars
+        and len(answer_tokens) <= len(question_tokens)
+        and q_tokens.issuperset(answer_tokens)
+        and normalized_contains(pair.question, answer)
+    ):
         return verdict(settings, False, 1.0, "the question contains the whole answer")
     a_tokens = content_tokens(answer)
     if not a_tokens:
         return verdict(settings, True, 0.0, "answer has no content words")
-    q_tokens = set(tokens(pair.question))
-    share = sum(1 for t in a_tokens if t in q_tokens) / len(a_tokens)
+    share = sum(map(q_tokens.__contains__, a_tokens)) / len(a_tokens)  # the count of True, looped in C
     if share >= settings.max_token_share:
         return verdict(settings, False, share, f"{share:.0%} of the answer's content words are already in the question")
     return verdict(settings, True, share, f"{share:.0%} of the answer's content words are in the question")

@@ -46,7 +46,7 @@ def check(pair: QAPair, chunks: ChunkMap, settings: Settings, kb_sentences: Sequ
     Containment here is over distinct n-grams: the share of the question's n-gram set inside one sentence's.
     """
     q_canon = canonical(pair.question)  # memoised: the sentence index asked for it already
-    q_tokens = q_canon.split(" ") if q_canon else []  # tokens never hold a space: the same tokens
+    q_tokens = tokens(pair.question)  # the memoised tuple q_canon joins (cheaper than splitting q_canon again)
     use_containment = len(q_tokens) >= settings.min_tokens_for_containment
     n = settings.ngram
     texts = evidence_texts(pair, chunks)

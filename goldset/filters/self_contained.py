@@ -18,6 +18,7 @@ import re
 from pydantic import Field, model_validator
 
 from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, Severity, verdict
+from goldset.filters.textsim import WordGate, tokens
 from goldset.schema import CheckResult, QAPair
 from goldset.text import has_cjk
 
@@ -67,6 +68,46 @@ ZH_PATTERNS = [
 DEFAULT_PATTERNS = EN_PATTERNS + ZH_PATTERNS
 _DEFAULT = tuple(DEFAULT_PATTERNS)
 _EN = tuple(EN_PATTERNS)
+
+
+def _words(alternation: str) -> list[str]:
+    """The words of a ``(?:a|b|c)`` alternation of plain words."""
+    return alternation.removeprefix("(?:").removesuffix(")").split("|")
+
+
+#: Per English pattern (same order), the words of which each match holds one of each group as a whole token
+#: (:class:`~goldset.filters.textsim.WordGate`): every word below sits between spaces or ``\b`` in its pattern.
+_EN_GATE = WordGate(
+    [
+        [["according", "based", "per", "what"], _words(_DOC)],
+        [["passage", "excerpt", "chunk", "snippet", "paragraph", "article", "section"]],
+        [["given", "above", "provided", "following"], ["text", "context"]],
+        [["this"], _words(_THIS)],
+        [["above", "following", "given", "provided", "preceding"], _words(_DOC)],
+        [["above", "below"]],
+        [_words(_SHOWN), ["above", "earlier", "previously", "before", "below"]],
+        [["as"], _words(_SHOWN), [*_words(_DOC), "example", "author"]],
+        [["author", "authors", "writer", "writers"]],
+        [
+            ["text", "passage", "excerpt", "snippet", "paragraph", "chunk", "article", "section", "page", "context"],
+            (
+                "say says said state states stated mention mentions note notes explain explains describe "
+                "describes suggest suggests show shows list lists claim claims tell tells"
+            ),
+        ],
+    ]
+)
+#: A piece of text at least one of which every Chinese pattern's match holds (CJK characters have no case, so
+#: re.IGNORECASE changes nothing for them): a text with none of them can match an English pattern at most.
+_ZH_NEEDS = (
+    "文章 文本 段落 材料 文档 内容 资料 上下文 短文 篇章 原文 文中 上文 前文 下文 本文 本篇 本段 本节 本章 上述 如上所 "
+    "如前所述 以上 该篇 此篇 这篇 该段 此段 这段 该文 该材 该章 作者 上面 下面 前面 上方 下方 以下 上例 下例 给定"
+)
+_ZH_NEEDS_RE = re.compile("|".join(_ZH_NEEDS.split()))  # literal pieces: one search in C
+#: Every English pattern holds an e or a t (the, this, that, text, context, or above/earlier/previously/before/
+#: below), and re.IGNORECASE matches those with e, E, t or T only (no other code point folds to them).
+_EN_LETTERS_RE = re.compile("[eEtT]")
+_ZH = tuple(ZH_PATTERNS)
 
 
 class Settings(CheckSettings):
@@ -129,14 +170,30 @@ def _merged(patterns: tuple[str, ...]) -> re.Pattern[str] | None:
     return _merged_cache[patterns]
 
 
+def _searched(patterns: tuple[str, ...], text: str) -> tuple[str, ...]:
+    """The patterns of the list that may match ``text``, in list order, so the first match found among them is the
+    list's first match. All of them but for the default list, where the others provably cannot match: on a text
+    without CJK the Chinese patterns (each needs a CJK character), on an ASCII text also the English patterns
+    missing a word they need (:data:`_EN_GATE`), on a CJK text the Chinese ones if it holds none of
+    :data:`_ZH_NEEDS`, on any other text the English ones if it has no e or t (:data:`_EN_LETTERS_RE`)."""
+    if patterns != _DEFAULT:
+        return patterns
+    if text.isascii():
+        return tuple(_EN[i] for i in _EN_GATE.possible(tokens(text)))
+    en = _EN if _EN_LETTERS_RE.search(text) is not None else ()
+    if not has_cjk(text) or _ZH_NEEDS_RE.search(text) is None:
+        return en
+    return patterns if en else _ZH
+
+
 def check(pair: QAPair, chunks: ChunkMap, settings: Settings) -> CheckResult:
     """Fail (flag, by default) a question or answer that refers to its source."""
     fields = [("question", pair.question)] + ([("answer", pair.answer)] if settings.check_answer else [])
     patterns = tuple(settings.patterns)
     for field, text in fields:
-        # the default list on a text without CJK: its English patterns (first in the list) are the ones that can
-        # match it, so the first match found among them is the list's first match
-        searched = _EN if patterns == _DEFAULT and not has_cjk(text) else patterns
+        searched = _searched(patterns, text)
+        if not searched:
+            continue
         quick = _merged(searched)
         if quick is not None and quick.search(text) is None:
             continue

@@ -18,6 +18,7 @@ from functools import lru_cache
 from pydantic import Field, model_validator
 
 from goldset.filters.base import CheckSettings, CheckSpec, ChunkMap, Severity, verdict
+from goldset.filters.textsim import WordGate, tokens
 from goldset.generation.keypoints import key_points
 from goldset.schema import CheckResult, QAPair, QuestionType
 from goldset.text import has_cjk
@@ -150,9 +151,54 @@ _EN_PART = {
 ZH_PARTS = (REFUSAL_ZH, COMPARISON_ZH, PROCEDURAL_ZH, REASONING_ZH, AMBIGUOUS_ZH, OPEN_ENDED_ZH)
 
 
+#: The alternatives of :data:`REFUSAL_EN` (same order), each with the groups of words of which its every match
+#: holds one as a whole token (:class:`~goldset.filters.textsim.WordGate`: each word sits between ``\b``, spaces
+#: or ``\s`` in the pattern; "n't" leaves the token "t").
+_REFUSAL_GATE = WordGate(
+    [
+        [
+            ["not", "t"],
+            (
+                "mentioned covered specified stated documented described provided discussed included given "
+                "explained addressed listed answered answerable"
+            ),
+        ],
+        [
+            ["not", "t"],
+            (
+                "say mention specify cover document describe state explain provide discuss address include list "
+                "give contain"
+            ),
+        ],
+        [["no"], ["information", "mention", "detail", "details", "documentation", "description", "explanation"]],
+        [["no"], ["documented", "mentioned", "specified", "stated", "given", "listed", "described"]],
+        [["cannot"], ["answered", "determined"]],
+        [["unanswerable"]],
+        [["possible", "impossible"], ["tell", "answer", "determine", "say"]],
+        [["t", "cannot"], ["tell", "determine"]],
+    ]
+)
+#: A character or piece every match of :data:`REFUSAL_ZH` holds (CJK characters have no case).
+_REFUSAL_ZH_NEEDS = re.compile("没|未|无|不包含|不得而知|找不到")
+
+
+#: Every alternative of :data:`REFUSAL_EN` holds an n (not, n't, no, cannot, unanswerable) or the p of impossible,
+#: and re.IGNORECASE matches those with n, N, p or P only (no other code point folds to them).
+_REFUSAL_EN_LETTERS = re.compile("[nNpP]")
+
+
 def _has(pattern: str, text: str) -> bool:
     en = _EN_PART.get(pattern)
-    if en is not None and not has_cjk(text):
+    if pattern == REFUSAL:  # the default refusal cue: a sound quick "no" for most answers
+        if text.isascii():
+            return bool(_REFUSAL_GATE.possible(tokens(text))) and _compiled(REFUSAL_EN).search(text) is not None
+        # REFUSAL is REFUSAL_EN|REFUSAL_ZH: search only the part that can match
+        en_may = _REFUSAL_EN_LETTERS.search(text) is not None
+        zh_may = _REFUSAL_ZH_NEEDS.search(text) is not None
+        if not (en_may or zh_may):
+            return False
+        pattern = REFUSAL if en_may and zh_may else REFUSAL_EN if en_may else REFUSAL_ZH
+    elif en is not None and not has_cjk(text):
         pattern = en
     return _compiled(pattern).search(text) is not None
 
