@@ -190,7 +190,7 @@ def run_filters(
     links_ahead = None
     if duplicates.NAME in names and semantic_endpoint is None and dup_replay is None:
         everyone = duplicates.participants(live, against_pairs)
-        links_ahead = partial(duplicates.links, everyone, settings.for_check(duplicates.SPEC))
+        links_ahead = partial(duplicates.links, everyone, run.settings_of(duplicates.SPEC))
     with paused_gc():
         strict = run_pair_checks(run, live, meanwhile=links_ahead)
     #    The verbatim check's borderline band decided by the copy judge (before the duplicates rank the pairs).
